@@ -602,7 +602,7 @@ cpdef str move_to_uci(Move m):
     return s
 
 
-cdef int _parse_fen(str fen, Position* out) except -1:
+cdef int _parse_fen(object fen, Position* out) except -1:
     """Parse into `out` (a scratch struct) or raise InvalidFenError; never half-written
     into a live board because callers copy `out` only on success."""
     if not isinstance(fen, str):
@@ -628,7 +628,7 @@ cdef int _parse_fen(str fen, Position* out) except -1:
                 f += ord(ch) - 48
             elif ch in _PIECE_CHARS:
                 if f > 7:
-                    break
+                    raise InvalidFenError(f"rank {r + 1} ({text!r}) describes more squares than 8")
                 piece = _PIECE_CHARS.index(ch)
                 _put(out, r * 8 + f, piece)
                 f += 1

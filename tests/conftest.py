@@ -1,0 +1,29 @@
+"""Shared test options and helpers."""
+
+import random
+
+import pytest
+
+
+def pytest_addoption(parser):
+    parser.addoption("--differential-games", type=int, default=2000,
+                     help="random games in the board-vs-python-chess differential test")
+    parser.addoption("--encoding-positions", type=int, default=100_000,
+                     help="positions in the encoding uniqueness/round-trip test")
+
+
+def random_game_moves(rng: random.Random, board, max_plies: int):
+    """Yield UCI moves of one random game played on `board` (a zerochess Board), pushing
+    each; stops at game end or after `max_plies`. Moves are sorted before the draw so the
+    game depends only on the seed."""
+    for _ in range(max_plies):
+        if board.is_game_over():
+            return
+        move = rng.choice(sorted(board.legal_moves()))
+        board.push_uci(move)
+        yield move
+
+
+@pytest.fixture
+def rng():
+    return random.Random(20261121)
