@@ -1,0 +1,17 @@
+"""Engine-vs-engine matches (`zerochess match`) as a library: `run_match(MatchConfig)`.
+
+Modules: `config` (what a match is), `openings` (EPD/PGN suites), `engines` (a UCI process
+with timeouts), `game` (one game: clocks, rules, adjudication, forfeits), `runner` (game pairs,
+concurrency), `stats` (Elo, error bars, SPRT), `pgn` (output), `cli`.
+"""
+
+from zerochess.match.config import (
+    DrawAdjudication, EngineSpec, MatchConfig, MatchConfigError, ResignAdjudication, TimeControl,
+)
+from zerochess.match.runner import MatchError, MatchResult, run_match
+from zerochess.match.stats import EloEstimate, Sprt, estimate
+
+__all__ = [
+    "run_match", "MatchConfig", "MatchResult", "MatchError", "MatchConfigError", "EngineSpec",
+    "TimeControl", "DrawAdjudication", "ResignAdjudication", "EloEstimate", "Sprt", "estimate",
+]
