@@ -1,0 +1,248 @@
+"""The transformer, its presets and cost model, checkpoints, and ``load_network``/``predict``."""
+
+import logging
+
+import chess
+import numpy as np
+import pytest
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+
+from zerochess.engine import encoding
+from zerochess.engine.api import Network, fresh_network, load_network, shipped_network_path
+from zerochess.engine.board import Board
+from zerochess.engine.checkpoint import (
+    FORMAT_VERSION,
+    CheckpointError,
+    load_checkpoint,
+    save_checkpoint,
+)
+from zerochess.engine.network import (
+    POLICY_HEADS,
+    PRESETS,
+    ChessTransformer,
+    NetworkConfig,
+    _underpromotion_tables,
+    flops_per_position,
+    param_count,
+    value_from_wdl,
+)
+
+FENS = [
+    chess.STARTING_FEN,
+    "r1bqkb1r/pppp1ppp/2n2n2/4p2Q/2B1P3/8/PPPP1PPP/RNB1K1NR w KQkq - 4 4",
+    "rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3",  # en passant
+    "r3k2r/8/8/8/8/8/8/R3K2R b KQkq - 12 40",  # castling, black to move
+    "n1n5/1P4k1/8/8/8/8/6Kp/7N b - - 0 1",  # black under-promotion (mirrored frame)
+    "n1n5/1P4k1/8/8/8/8/6K1/8 w - - 0 1",  # white promotion with captures
+]
+
+
+def test_contract_constants_match_the_native_encoding():
+    cfg = NetworkConfig()
+    assert (cfg.seq_len, cfg.vocab_size, cfg.policy_size) == (
+        encoding.SEQ_LEN, encoding.VOCAB_SIZE, encoding.POLICY_SIZE)
+
+
+@pytest.mark.parametrize("head", POLICY_HEADS)
+@pytest.mark.parametrize("batch", [1, 5])
+def test_forward_shapes(head, batch):
+    model = fresh_network("tiny", policy_head=head)
+    tokens = torch.randint(0, 44, (batch, 72), dtype=torch.uint8)
+    policy, wdl = model(tokens)
+    assert policy.shape == (batch, 4168) and wdl.shape == (batch, 3)
+    assert torch.isfinite(policy).all() and torch.isfinite(wdl).all()
+
+
+@pytest.mark.parametrize("head", POLICY_HEADS)
+def test_batch_rows_are_independent(head):
+    model = fresh_network("tiny", policy_head=head, seed=3)
+    tokens = torch.randint(0, 44, (6, 72), dtype=torch.uint8)
+    with torch.inference_mode():
+        batched = model(tokens)
+        single = [model(tokens[i : i + 1]) for i in range(6)]
+    for k in range(2):
+        torch.testing.assert_close(batched[k], torch.cat([s[k] for s in single]), atol=1e-5, rtol=1e-5)
+
+
+def test_training_and_inference_attention_agree():
+    """Training runs SDPA, CPU inference the explicit-matmul attention: same function."""
+    model = fresh_network("small", dropout=0.0, seed=6)
+    tokens = torch.randint(0, 44, (3, 72), dtype=torch.uint8)
+    with torch.no_grad():
+        train_out = model.train()(tokens)
+        eval_out = model.eval()(tokens)
+    for a, b in zip(train_out, eval_out):
+        torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-4)
+
+
+@pytest.mark.parametrize("head", POLICY_HEADS)
+def test_every_parameter_learns(head):
+    """Both heads and every layer get gradients (no dead branch in the model)."""
+    model = fresh_network("tiny", policy_head=head).train()
+    tokens = torch.randint(0, 44, (4, 72), dtype=torch.uint8)
+    policy, wdl = model(tokens)
+    loss = torch.nn.functional.cross_entropy(policy, torch.tensor([1, 2, 4100, 4167]))
+    (loss + torch.nn.functional.cross_entropy(wdl, torch.tensor([0, 1, 2, 1]))).backward()
+    dead = [n for n, p in model.named_parameters() if p.grad is None or not p.grad.any()]
+    assert dead == []
+
+
+def test_presets():
+    small = NetworkConfig.preset("small")
+    assert (small.d_model, small.n_layers, small.n_heads, small.d_ff) == (256, 6, 8, 1024)
+    assert {"tiny", "small", "base"} <= set(PRESETS)
+    sizes = [param_count(NetworkConfig.preset(n)) for n in ("tiny", "small", "base")]
+    assert sizes == sorted(sizes) and len(set(sizes)) == 3
+    assert NetworkConfig.preset("tiny", policy_head="attention").policy_head == "attention"
+    with pytest.raises(ValueError, match="unknown preset"):
+        NetworkConfig.preset("huge")
+
+
+@pytest.mark.parametrize("bad", [dict(policy_head="conv"), dict(n_heads=7), dict(n_layers=0),
+                                 dict(policy_size=4096)])
+def test_invalid_config_is_refused(bad):
+    with pytest.raises(ValueError):
+        NetworkConfig(**bad)
+
+
+def test_config_dict_round_trip_rejects_unknown_fields():
+    cfg = NetworkConfig.preset("tiny", policy_head="attention")
+    assert NetworkConfig.from_dict(cfg.to_dict()) == cfg
+    with pytest.raises(ValueError, match="unknown config fields"):
+        NetworkConfig.from_dict({**cfg.to_dict(), "d_modle": 3})
+
+
+@pytest.mark.parametrize("head", POLICY_HEADS)
+@pytest.mark.parametrize("preset", ["tiny", "small"])
+def test_param_count_and_flops_match_the_model(preset, head):
+    cfg = NetworkConfig.preset(preset, policy_head=head)
+    model = ChessTransformer(cfg).eval()
+    assert param_count(cfg) == param_count(model) == sum(p.numel() for p in model.parameters())
+    with FlopCounterMode(display=False) as counter, torch.inference_mode():
+        model(torch.zeros(2, 72, dtype=torch.uint8))
+    # CPU inference computes attention with plain matmuls, so torch's counter sees every
+    # matmul of the network, heads included.
+    assert counter.get_total_flops() // 2 == flops_per_position(cfg)
+
+
+def test_underpromotion_tables_match_the_encoding():
+    """The attention head's (from, to) for each under-promotion index is the move's squares."""
+    frm, to, piece = _underpromotion_tables()
+    seen = 0
+    for fen in FENS[4:]:
+        board = Board(fen)
+        for uci in board.legal_moves():
+            idx = encoding.move_to_index(board, uci)
+            if idx < 4096:
+                continue
+            flip = 56 if board.turn == chess.BLACK else 0
+            i = idx - 4096
+            assert frm[i] == chess.parse_square(uci[:2]) ^ flip
+            assert to[i] == chess.parse_square(uci[2:4]) ^ flip
+            assert piece[i] == "nbr".index(uci[4])
+            seen += 1
+    assert seen == 6 + 3  # white: b7a8, b7b8, b7c8 x 3 pieces / black: h2h1 x 3 pieces
+
+
+def test_value_from_wdl():
+    wdl = torch.tensor([[0.2, 0.3, 0.5], [1.0, 0.0, 0.0]])
+    torch.testing.assert_close(value_from_wdl(wdl), torch.tensor([0.3, -1.0]))
+
+
+# ---------------------------------------------------------------- predict / load_network
+
+@pytest.mark.parametrize("head", POLICY_HEADS)
+def test_predict_boards_and_fens(head):
+    net = Network(fresh_network("tiny", policy_head=head, seed=5))
+    logits, wdl = net.predict(FENS)
+    assert logits.shape == (len(FENS), 4168) and logits.dtype == np.float32
+    assert wdl.shape == (len(FENS), 3) and wdl.dtype == np.float32
+    np.testing.assert_allclose(wdl.sum(axis=1), 1.0, atol=1e-6)
+    assert (wdl > 0).all()
+    logits2, wdl2 = net.predict([Board(FENS[0]), chess.Board(FENS[1])])
+    np.testing.assert_allclose(logits2, logits[:2], atol=1e-5)
+    np.testing.assert_allclose(wdl2, wdl[:2], atol=1e-6)
+    # Raw logits: the same network gives different positions different outputs.
+    assert not np.allclose(logits[0], logits[3])
+    empty_logits, empty_wdl = net.predict([])
+    assert empty_logits.shape == (0, 4168) and empty_wdl.shape == (0, 3)
+    with pytest.raises(TypeError):
+        net.predict([42])
+
+
+def test_load_network_default(caplog):
+    if shipped_network_path().is_file():
+        net = load_network(None, device="cpu")
+        assert net.source == str(shipped_network_path())
+        return
+    with caplog.at_level(logging.WARNING, logger="zerochess.engine.api"):
+        net = load_network(None, device="cpu")
+    assert net.metadata["untrained"] is True and net.config == NetworkConfig.preset("tiny")
+    assert "untrained" in caplog.text
+    # Reproducible: the stand-in is the same network every time.
+    a, b = net.predict(FENS[:2])[0], load_network(None, device="cpu").predict(FENS[:2])[0]
+    np.testing.assert_array_equal(a, b)
+
+
+# -------------------------------------------------------------------------- checkpoints
+
+@pytest.mark.parametrize("head", POLICY_HEADS)
+def test_checkpoint_round_trip_is_exact(tmp_path, head):
+    net = Network(fresh_network("tiny", policy_head=head, seed=11), {"step": 7})
+    path = net.save(tmp_path / "net.pt", data="unit-test", metrics={"policy_acc": 0.25})
+    loaded = load_network(path, device="cpu")
+    assert loaded.config == net.config
+    assert loaded.metadata == {"step": 7, "data": "unit-test", "metrics": {"policy_acc": 0.25}}
+    for a, b in zip(net.predict(FENS), loaded.predict(FENS)):
+        np.testing.assert_array_equal(a, b)
+    _, info = load_checkpoint(path)
+    assert info["format_version"] == FORMAT_VERSION and info["zerochess_version"]
+    assert [p.name for p in tmp_path.iterdir()] == ["net.pt"]  # no temp file left behind
+
+
+def test_save_refuses_metadata_it_could_not_load(tmp_path):
+    with pytest.raises(TypeError, match="unsupported type"):
+        save_checkpoint(tmp_path / "x.pt", fresh_network(), {"when": object()})
+    assert not (tmp_path / "x.pt").exists()
+
+
+def _payload(tmp_path):
+    path = save_checkpoint(tmp_path / "good.pt", fresh_network())
+    return torch.load(path, weights_only=True)
+
+
+def _write(tmp_path, name, obj):
+    path = tmp_path / name
+    torch.save(obj, path)
+    return path
+
+
+def test_corrupt_checkpoints_raise_clear_errors(tmp_path):
+    good = save_checkpoint(tmp_path / "good.pt", fresh_network())
+    raw = good.read_bytes()
+    truncated = tmp_path / "truncated.pt"
+    truncated.write_bytes(raw[: len(raw) // 2])
+    garbage = tmp_path / "garbage.pt"
+    garbage.write_bytes(b"not a checkpoint at all" * 10)
+    payload = _payload(tmp_path)
+    other = _write(tmp_path, "other.pt", {"model": payload["state_dict"]})
+    newer = _write(tmp_path, "newer.pt", {**payload, "format_version": FORMAT_VERSION + 1})
+    wide = {**payload, "config": {**payload["config"], "d_model": 128, "policy_d": 128}}
+    shape = _write(tmp_path, "shape.pt", wide)
+    unknown = _write(tmp_path, "unknown.pt",
+                     {**payload, "config": {**payload["config"], "width": 3}})
+    cases = [
+        (tmp_path / "missing.pt", "no such file"),
+        (truncated, "truncated or corrupt"),
+        (garbage, "truncated or corrupt"),
+        (other, "not a zerochess network checkpoint"),
+        (newer, "format version"),
+        (shape, "weights do not match the config"),
+        (unknown, "invalid network config"),
+    ]
+    for path, problem in cases:
+        with pytest.raises(CheckpointError, match=problem) as err:
+            load_network(path, device="cpu")
+        assert str(path) in str(err.value) and err.value.path == str(path)
+        assert isinstance(err.value, ValueError)

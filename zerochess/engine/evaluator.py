@@ -1,0 +1,307 @@
+"""Evaluators: the search's only view of a neural network.
+
+Like Leela Chess Zero's backends, an evaluator takes a whole batch of encoded positions at
+once and answers with priors over exactly the legal moves and a WDL triple per position.
+The MCTS core fills a uint8 token buffer and a CSR list of legal-move policy indices and
+calls ``evaluate`` once per batch; it never knows which backend it talks to.
+
+ABI (fixed, called from Cython)::
+
+    priors, wdl = evaluator.evaluate(tokens, legal_idx, offsets)
+
+    tokens     np.uint8  [B, SEQ_LEN], C-contiguous
+    legal_idx  np.int32  [N]     policy indices of the legal moves of all B positions
+    offsets    np.int32  [B + 1] position b's moves are legal_idx[offsets[b]:offsets[b+1]]
+    priors     np.float32 [N]    softmax over each position's legal moves, aligned with legal_idx
+    wdl        np.float32 [B, 3] (loss, draw, win) from the side to move; rows sum to 1
+
+A position with zero legal moves never reaches an evaluator (the search scores it itself).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["Evaluator", "UniformEvaluator", "TorchEvaluator", "make_evaluator"]
+
+
+@runtime_checkable
+class Evaluator(Protocol):
+    """What the search needs from a backend: one call per batch, numpy in, numpy out."""
+
+    #: Largest batch the backend is tuned for; the search may send smaller ones.
+    max_batch: int
+
+    def evaluate(
+        self, tokens: np.ndarray, legal_idx: np.ndarray, offsets: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Return ``(priors float32 [N], wdl float32 [B, 3])`` for the batch (see module doc)."""
+        ...
+
+
+def check_batch(tokens: np.ndarray, legal_idx: np.ndarray, offsets: np.ndarray) -> int:
+    """Validate the ABI's arrays cheaply and return B.
+
+    The check is O(1) apart from numpy's dtype/shape attributes, so it stays on the hot path:
+    a malformed buffer from a buggy caller should fail loudly here, not produce silent garbage.
+    """
+    if tokens.ndim != 2 or tokens.dtype != np.uint8:
+        raise ValueError(f"tokens must be uint8 [B, T], got {tokens.dtype} {tokens.shape}")
+    b = tokens.shape[0]
+    if offsets.dtype != np.int32 or offsets.shape != (b + 1,):
+        raise ValueError(f"offsets must be int32 [{b + 1}], got {offsets.dtype} {offsets.shape}")
+    if legal_idx.dtype != np.int32 or legal_idx.ndim != 1:
+        raise ValueError(f"legal_idx must be int32 [N], got {legal_idx.dtype} {legal_idx.shape}")
+    if b and (offsets[0] != 0 or offsets[-1] != legal_idx.shape[0]):
+        raise ValueError(
+            f"offsets must run from 0 to len(legal_idx)={legal_idx.shape[0]}, "
+            f"got {offsets[0]}..{offsets[-1]}"
+        )
+    return b
+
+
+class UniformEvaluator:
+    """Weightless backend: uniform priors over the legal moves and value 0 (all draw).
+
+    Used by tests and by search-speed benchmarks, so that the search can run and be timed
+    without torch or a network, like Leela's ``trivial``/``random`` backends. WDL is
+    (0, 1, 0): value P(win) - P(loss) = 0 and a confident draw, which keeps any WDL-based
+    search logic (e.g. draw scoring) well defined.
+    """
+
+    def __init__(self, max_batch: int = 256) -> None:
+        self.max_batch = max_batch
+
+    def evaluate(
+        self, tokens: np.ndarray, legal_idx: np.ndarray, offsets: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        b = check_batch(tokens, legal_idx, offsets)
+        counts = np.diff(offsets)  # (B,)
+        if b and counts.min() <= 0:
+            raise ValueError("every position must have at least one legal move")
+        priors = np.repeat((1.0 / counts).astype(np.float32), counts)  # (N,)
+        wdl = np.zeros((b, 3), dtype=np.float32)
+        wdl[:, 1] = 1.0
+        return priors, wdl
+
+    def __repr__(self) -> str:
+        return f"UniformEvaluator(max_batch={self.max_batch})"
+
+
+# --------------------------------------------------------------------------------------
+# torch backend
+
+PRECISIONS = ("auto", "fp32", "bf16", "fp16", "int8")
+
+
+def tune_malloc() -> bool:
+    """Keep freed activation buffers in glibc's heap instead of returning them to the OS.
+
+    torch's CPU allocator hands every large tensor straight to malloc. With glibc's default
+    (dynamic) thresholds, multi-megabyte activations are mmap'ed and unmapped on every
+    forward, so each batch page-faults all its activations back in: measured here, that
+    costs 25-30% of the small network's throughput at batch 16-256. Raising the mmap and
+    trim thresholds once per process removes it (the same effect Intel's PyTorch CPU guide
+    gets from jemalloc/tcmalloc). Process-wide and idempotent; returns False where glibc
+    is absent (macOS, Windows, musl), which only costs speed.
+    """
+    global _MALLOC_TUNED
+    if _MALLOC_TUNED is not None:
+        return _MALLOC_TUNED
+    _MALLOC_TUNED = False
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL("libc.so.6")
+        m_trim_threshold, m_mmap_threshold = -1, -3  # from glibc's malloc.h
+        ok = libc.mallopt(m_mmap_threshold, 1 << 30) and libc.mallopt(m_trim_threshold, 1 << 30)
+        _MALLOC_TUNED = bool(ok)
+    except (OSError, AttributeError):
+        pass
+    logger.debug("glibc malloc thresholds raised: %s", _MALLOC_TUNED)
+    return _MALLOC_TUNED
+
+
+_MALLOC_TUNED: bool | None = None
+
+
+def resolve_device(device: str | None) -> "torch.device":
+    """``"auto"``/None -> CUDA when available, else CPU; anything else as torch reads it."""
+    import torch
+
+    if device in (None, "auto"):
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(device)
+
+
+def default_precision(device: "torch.device") -> str:
+    """The fastest precision that stayed faithful in benchmarks/bench_network.py.
+
+    CUDA: fp16 (tensor cores, Lc0's choice). CPU: bf16 where oneDNN has native bf16
+    matmuls (AVX512-BF16/AMX), measured ~2.3x fp32 with policy KL well under 1e-3 (see
+    docs/network.md); fp32 elsewhere, because emulated bf16 is slower than fp32.
+    """
+    import torch
+
+    if device.type == "cuda":
+        return "fp16"
+    if device.type == "cpu" and torch.ops.mkldnn._is_mkldnn_bf16_supported():
+        return "bf16"
+    return "fp32"
+
+
+class TorchEvaluator:
+    """A ``ChessTransformer`` (or ``Network``) behind the evaluator ABI, on CPU or CUDA.
+
+    One ``evaluate`` call runs one forward pass for the whole batch, gathers each position's
+    legal-move logits with one flat index (``row * POLICY_SIZE + move``) and normalises them
+    per position with segment reductions over the CSR offsets: no per-position Python loop.
+
+    Args:
+        network: a ``ChessTransformer`` or anything with a ``.model`` attribute holding one.
+            The evaluator works on its own copy, so the caller's fp32 model is untouched.
+        device: "auto" (CUDA if available), "cpu", "cuda", "cuda:1", ...
+        threads: intra-op threads for CPU inference (``torch.set_num_threads``, which is
+            process-wide); None leaves torch's setting alone.
+        precision: "fp32", "bf16", "fp16" (CUDA), "int8" (CPU dynamic quantisation of the
+            Linear layers) or "auto" (``default_precision``).
+        compile: wrap the forward in ``torch.compile`` (first call of each batch size
+            compiles; on CUDA "reduce-overhead" mode, which uses CUDA graphs).
+        policy_temperature: priors are softmax(logits / T) over the legal moves.
+        max_batch: the batch size the search should aim for (a hint; larger batches work).
+    """
+
+    def __init__(
+        self,
+        network,
+        device: str | None = "auto",
+        threads: int | None = None,
+        precision: str = "auto",
+        compile: bool = False,
+        policy_temperature: float = 1.0,
+        max_batch: int = 256,
+        malloc_tuning: bool = True,
+    ) -> None:
+        import copy
+
+        import torch
+
+        model = getattr(network, "model", network)
+        if precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
+        if policy_temperature <= 0:
+            raise ValueError(f"policy_temperature must be positive, got {policy_temperature}")
+        self.device = resolve_device(device)
+        self.precision = default_precision(self.device) if precision == "auto" else precision
+        if self.precision == "int8" and self.device.type != "cpu":
+            raise ValueError("int8 dynamic quantisation runs on CPU only")
+        if self.precision == "fp16" and self.device.type == "cpu":
+            raise ValueError("fp16 on CPU is emulated and slow; use bf16 or fp32")
+        if threads is not None:
+            torch.set_num_threads(int(threads))
+        if malloc_tuning and self.device.type == "cpu":
+            tune_malloc()
+        self.config = model.config
+        self.policy_size = model.config.policy_size
+        self.policy_temperature = float(policy_temperature)
+        self.max_batch = int(max_batch)
+        self.model = self._prepare(copy.deepcopy(model).eval().float(), compile)
+        self._pinned = None  # reusable page-locked token buffer for CUDA uploads
+
+    def _prepare(self, model, compile: bool):
+        import torch
+
+        if self.precision == "int8":
+            import warnings
+
+            with warnings.catch_warnings():  # torch.ao's deprecation notice; it still works
+                warnings.simplefilter("ignore")
+                model = torch.ao.quantization.quantize_dynamic(
+                    model, {torch.nn.Linear}, dtype=torch.qint8
+                )
+        elif self.precision in ("bf16", "fp16"):
+            # Whole-model cast rather than autocast: measured faster on CPU (no per-op
+            # casts), and LayerNorm/softmax in bf16/fp16 stayed within the tolerances.
+            model = model.to(torch.bfloat16 if self.precision == "bf16" else torch.float16)
+        model = model.to(self.device)
+        if compile:
+            mode = "reduce-overhead" if self.device.type == "cuda" else None
+            model = torch.compile(model, mode=mode, dynamic=False)
+        return model
+
+    def _upload(self, tokens: np.ndarray):
+        import torch
+
+        t = torch.from_numpy(tokens)  # zero-copy view of the core's buffer
+        if self.device.type != "cuda":
+            return t
+        if self._pinned is None or self._pinned.shape[0] < t.shape[0]:
+            self._pinned = torch.empty(
+                (max(t.shape[0], self.max_batch), t.shape[1]), dtype=torch.uint8
+            ).pin_memory()
+        staged = self._pinned[: t.shape[0]]
+        staged.copy_(t)
+        # The next batch may overwrite the pinned buffer only after this copy is done; the
+        # .cpu() calls in evaluate() synchronise the stream before we return.
+        return staged.to(self.device, non_blocking=True)
+
+    def forward(self, tokens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Raw network outputs for a token batch: (policy logits [B, P], WDL probs [B, 3])."""
+        import torch
+
+        with torch.inference_mode():
+            logits, wdl_logits = self.model(self._upload(tokens))
+            wdl = torch.softmax(wdl_logits.float(), dim=-1)
+            return logits.float().cpu().numpy(), wdl.cpu().numpy()
+
+    def evaluate(
+        self, tokens: np.ndarray, legal_idx: np.ndarray, offsets: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        import torch
+
+        b = check_batch(tokens, legal_idx, offsets)
+        counts = np.diff(offsets)  # (B,)
+        if b == 0:
+            return np.zeros(0, np.float32), np.zeros((0, 3), np.float32)
+        if counts.min() <= 0:
+            raise ValueError("every position must have at least one legal move")
+        rows = np.repeat(np.arange(b, dtype=np.int64), counts)  # (N,) position of each move
+        flat = torch.from_numpy(rows * self.policy_size + legal_idx)  # (N,) into logits.view(-1)
+        with torch.inference_mode():
+            logits, wdl_logits = self.model(self._upload(np.ascontiguousarray(tokens)))
+            picked = logits.reshape(-1)[flat.to(logits.device, non_blocking=True)]  # (N,)
+            picked = picked.float().cpu().numpy()
+            wdl = torch.softmax(wdl_logits.float(), dim=-1).cpu().numpy()  # (B, 3)
+        starts = offsets[:-1]
+        if self.policy_temperature != 1.0:
+            picked = picked / np.float32(self.policy_temperature)
+        # Segment softmax over CSR runs (no empty runs, so reduceat is exact).
+        e = np.exp(picked - np.repeat(np.maximum.reduceat(picked, starts), counts))  # (N,)
+        priors = e / np.repeat(np.add.reduceat(e, starts), counts)
+        return priors.astype(np.float32, copy=False), wdl.astype(np.float32, copy=False)
+
+    def __repr__(self) -> str:
+        return (f"TorchEvaluator(device={self.device}, precision={self.precision}, "
+                f"max_batch={self.max_batch}, policy_temperature={self.policy_temperature})")
+
+
+def make_evaluator(
+    spec: str | None = None, device: str | None = "auto", threads: int | None = None, **kwargs
+) -> Evaluator:
+    """Build an evaluator from a short spec, as the CLI and UCI options give it.
+
+    ``"uniform"`` -> ``UniformEvaluator``; ``None``/``"default"`` -> the network shipped in
+    the package; anything else is a checkpoint path. Extra keyword arguments go to
+    ``TorchEvaluator`` (precision, compile, policy_temperature, max_batch).
+    """
+    if spec == "uniform":
+        return UniformEvaluator(**{k: v for k, v in kwargs.items() if k == "max_batch"})
+    from zerochess.engine.api import load_network
+
+    network = load_network(None if spec in (None, "default") else spec, device="cpu")
+    return TorchEvaluator(network, device=device, threads=threads, **kwargs)
