@@ -40,6 +40,9 @@ def ext(name):
 EXTENSIONS = [
     ext("zerochess.engine.board"),
     ext("zerochess.engine.encoding"),
+    ext("zerochess.search.tt"),
+    ext("zerochess.search.tree"),
+    ext("zerochess.search.mcts"),
 ]
 
 setup(ext_modules=cythonize(EXTENSIONS, compiler_directives=DIRECTIVES))

@@ -13,6 +13,7 @@ from zerochess._version import __version__
 
 # name -> "module:attribute" of a click command. One line per subcommand.
 SUBCOMMANDS = {
+    "bench": "zerochess.tools.bench:bench",
     "book": "zerochess.book.cli:book",
     "match": "zerochess.match.cli:match",
     "perft": "zerochess.tools.perft:perft",

@@ -1,0 +1,259 @@
+"""The MCTS core's bookkeeping: visits, virtual loss, signs, cache, reuse, determinism,
+batching across trees, and the threaded Search API."""
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from search_helpers import (CountingEvaluator, FailingEvaluator, SkewedEvaluator,
+                            WhiteWinsEvaluator)
+from zerochess.engine.board import Board
+from zerochess.engine.encoding import encode_board, legal_move_indices
+from zerochess.engine.evaluator import UniformEvaluator
+from zerochess.search.forest import Forest, playout_cap, run_many
+from zerochess.search.mcts import Batch, run_round
+from zerochess.search.params import SearchParams
+from zerochess.search.results import q_to_cp
+from zerochess.search.search import Search, SearchLimits
+from zerochess.search.tree import Tree
+from zerochess.search.tt import TranspositionTable
+
+KIWIPETE = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1"
+
+
+def test_visits_add_up_and_virtual_loss_never_drifts():
+    tree = Tree(SearchParams(minibatch=64, max_collisions=64), TranspositionTable(8))
+    tree.set_position(Board(KIWIPETE))
+    tree.begin(100_000)
+    batch, rounds = Batch(), 0
+    while not tree.done:
+        assert run_round([tree], SkewedEvaluator(), batch) > 0
+        tree.verify()                    # in_flight == 0, visits == stops + children
+        rounds += 1
+    stats = tree.stats()
+    assert stats["playouts"] == stats["root_visits"] == 100_000
+    edges = tree.root_edges()
+    assert edges["visits"].sum() == 100_000 - 1          # the root's own evaluation
+    assert rounds < 100_000 / 16                          # batches were really gathered
+
+
+@pytest.mark.parametrize("fen,white_to_move", [(Board().fen(), True), (
+    "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1", False)])
+def test_values_flip_sign_every_ply(fen, white_to_move):
+    s = Search(WhiteWinsEvaluator())
+    result = s.search(Board(fen), nodes=3000)
+    nodes = s.tree.node_arrays()
+    depth = np.zeros(len(nodes["parent"]), dtype=np.int64)
+    for i in range(1, len(depth)):                         # parents precede children
+        depth[i] = depth[nodes["parent"][i]] + 1
+    live = (nodes["visits"] > 0) & (nodes["proven"] == 0)
+    q = nodes["wl"][live] / nodes["visits"][live]
+    white_moved_in = (depth[live] % 2 == 1) == white_to_move
+    assert live.sum() > 100 and depth.max() >= 3
+    np.testing.assert_allclose(q, np.where(white_moved_in, 1.0, -1.0))
+    assert result.q == (1.0 if white_to_move else -1.0)
+    assert result.wdl == ((0.0, 0.0, 1.0) if white_to_move else (1.0, 0.0, 0.0))
+
+
+def test_transposition_hits_return_the_stored_priors():
+    evaluator = SkewedEvaluator()
+    tt = TranspositionTable(16)
+    tree = Tree(SearchParams(), tt)
+    board = Board(KIWIPETE)
+    tree.set_position(board)
+    tree.begin(2000)
+    while not tree.done:
+        run_round([tree], evaluator)
+    for move in [None] + board.legal_moves()[:5]:
+        b = board.copy()
+        if move:
+            b.push_uci(move)
+        expect_p, expect_wdl = evaluator.evaluate(encode_board(b)[None, :], legal_move_indices(b),
+                                                  np.array([0, len(b.legal_moves())], np.int32))
+        stored = tt.lookup(b)
+        assert stored is not None
+        np.testing.assert_array_equal(stored[0], expect_p)
+        np.testing.assert_array_equal(stored[1], expect_wdl[0])
+    # the root's edges carry the same priors
+    np.testing.assert_array_equal(tree.root_edges()["prior"], tt.lookup(board)[0])
+
+
+def test_a_cache_hit_skips_the_evaluator():
+    counting = CountingEvaluator(SkewedEvaluator())
+    s = Search(counting, SearchParams(hash_mb=16))
+    first = s.search(Board(KIWIPETE), nodes=3000)
+    evaluated = sum(counting.batches)
+    assert evaluated == first.nn_evals
+    s.tree.clear()                                  # same cache, fresh tree
+    second = s.search(Board(KIWIPETE), nodes=3000)
+    assert second.cache_hits >= first.nn_evals - 5   # (a few entries may have been replaced)
+    assert sum(counting.batches) - evaluated == second.nn_evals < first.nn_evals / 10
+    assert second.root_visits == first.root_visits   # same priors, same values: same search
+    assert 0 < second.hashfull <= 1000
+
+
+def test_transposition_table_replaces_the_least_recently_used_entry():
+    tt = TranspositionTable(1e-6)                    # one bucket of four entries
+    assert tt.capacity == 4
+    boards = []
+    for move in ("a2a3", "b2b3", "c2c3", "d2d3", "e2e3"):
+        b = Board()
+        b.push_uci(move)
+        boards.append(b)
+    for b in boards[:4]:
+        n = len(b.legal_moves())
+        tt.store(b, np.full(n, 1.0 / n, np.float32), np.array([0.1, 0.2, 0.7], np.float32))
+    assert tt.hashfull() == 1000
+    assert tt.lookup(boards[0]) is not None          # touch the oldest: now the newest
+    tt.store(boards[4], np.full(20, 0.05, np.float32), np.zeros(3, np.float32))
+    assert tt.lookup(boards[1]) is None              # the least recently used went
+    assert all(tt.lookup(boards[i]) is not None for i in (0, 2, 3, 4))
+    tt.clear()
+    assert tt.hashfull() == 0 and tt.lookup(boards[0]) is None
+
+
+def test_cache_key_covers_the_fifty_move_and_repetition_tokens():
+    tt = TranspositionTable(1)
+    a = Board("8/8/8/8/8/4k3/8/R3K3 w - - 0 80")
+    b = Board("8/8/8/8/8/4k3/8/R3K3 w - - 35 80")    # same board, other fifty-move token
+    n = len(a.legal_moves())
+    tt.store(a, np.full(n, 1.0 / n, np.float32), np.array([0, 1, 0], np.float32))
+    assert tt.lookup(a) is not None and tt.lookup(b) is None
+    c = Board()
+    for move in ("g1f3", "g8f6", "f3g1", "f6g8"):      # the start position, repeated
+        c.push_uci(move)
+    tt.store(Board(), np.full(20, 0.05, np.float32), np.array([0, 1, 0], np.float32))
+    assert tt.lookup(Board()) is not None and tt.lookup(c) is None
+
+
+def test_tree_reuse_keeps_the_subtree_statistics():
+    s = Search(UniformEvaluator(), SearchParams(seed=3))
+    board = Board(KIWIPETE)
+    first = s.search(board, nodes=5000)
+    edges = s.tree.root_edges()
+    move, reply = first.pv[0], first.pv[1]
+    i = edges["moves"].index(move)
+    child_visits, child_q = int(edges["visits"][i]), float(edges["q"][i])
+    board.push_uci(move)
+    assert s.set_position(board)
+    stats = s.tree.stats()
+    assert stats["root_visits"] == child_visits and stats["tree_nodes"] < 5000
+    q, _ = s.tree.root_wdl()
+    assert q == pytest.approx(-child_q)              # the other side's view now
+    s.tree.verify()
+    # a second ply, then searching on: the kept visits stay and new ones add up
+    reply_visits = int(s.tree.root_edges()["visits"][s.tree.root_edges()["moves"].index(reply)])
+    board.push_uci(reply)
+    assert s.set_position(board) and s.tree.stats()["root_visits"] == reply_visits
+    result = s.search(board, nodes=1000)
+    assert result.tree_reused and s.tree.stats()["root_visits"] == reply_visits + 1000
+    s.tree.verify()
+    # an unrelated position starts afresh
+    assert not s.set_position(Board()) and s.tree.stats()["root_visits"] == 0
+
+
+def test_same_seed_same_result_and_noise_matters():
+    params = SearchParams(seed=7, dirichlet_fraction=0.25, multipv=3)
+    runs = [Search(UniformEvaluator(), params).search(Board(KIWIPETE), nodes=4000) for _ in range(2)]
+    assert runs[0].root_visits == runs[1].root_visits and runs[0].pv == runs[1].pv
+    again = Search(UniformEvaluator(), params)
+    again.search(Board(), nodes=100)
+    again.new_game()
+    assert again.search(Board(KIWIPETE), nodes=4000).root_visits == runs[0].root_visits
+    other = Search(UniformEvaluator(), params.replace(seed=8)).search(Board(KIWIPETE), nodes=4000)
+    assert other.root_visits != runs[0].root_visits
+
+
+def test_forest_batches_many_trees_and_matches_single_searches():
+    fens = [Board().fen(), KIWIPETE, "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1"]
+    params = SearchParams(minibatch=8, max_collisions=8)
+    counting = CountingEvaluator()
+    forest = Forest(counting, n_trees=3, params=params)
+    results = forest.search([Board(f) for f in fens], nodes=[1500, 1000, 800])
+    assert [r.nodes for r in results] == [1500, 1000, 800]
+    assert max(counting.batches) > params.minibatch           # one call held several trees
+    for fen, r, n in zip(fens, results, [1500, 1000, 800]):
+        alone = Search(UniformEvaluator(), params).search(Board(fen), nodes=n)
+        assert alone.root_visits == r.root_visits
+    for tree in forest.trees:
+        tree.verify()
+
+
+def test_self_play_hooks():
+    rng = np.random.default_rng(0)
+    params = SearchParams(dirichlet_fraction=0.25, full_search_probability=0.3,
+                          full_search_nodes=400, fast_search_nodes=50)
+    caps = [playout_cap(params, rng) for _ in range(2000)]
+    assert {c for c in caps} == {(400, True), (50, False)}
+    assert 0.25 < np.mean([full for _, full in caps]) < 0.35
+    tree = Tree(params)
+    tree.set_position(Board())
+    run_many([tree], UniformEvaluator(), 400, rng=rng, noise=True)
+    priors = tree.root_edges()["prior"]
+    assert tree.root_noised and abs(priors.sum() - 1) < 1e-5 and priors.std() > 1e-3
+    indices, visits = tree.root_visits()
+    assert visits.sum() == 399 and len(indices) == 20 and len(set(indices.tolist())) == 20
+    best = tree.ranked_root_edges(1)[0]
+    assert tree.choose_move(0.0, rng) == tree.root_edges()["moves"][best]
+    picks = [tree.choose_move(1.0, rng) for _ in range(4000)]
+    moves = tree.root_edges()["moves"]
+    freq = np.array([picks.count(m) for m in moves]) / len(picks)
+    np.testing.assert_allclose(freq, visits / visits.sum(), atol=0.03)
+
+
+def test_search_thread_api_stops_and_reports():
+    s = Search(UniformEvaluator(), SearchParams(multipv=2))
+    s.set_position(Board())
+    seen, infos = [], []
+    s.start(SearchLimits(should_stop=lambda st: seen.append(st) or st.nodes >= 5000),
+            on_info=infos.append)
+    result = s.wait()
+    assert 5000 <= result.nodes < 5000 + 64 and seen[-1].nodes == result.nodes
+    assert all(a.nodes < b.nodes for a, b in zip(seen, seen[1:]))
+    assert infos and infos[-1] is result and len(result.lines) == 2
+    assert result.best_move in Board().legal_moves() and result.ponder_move
+    # infinite search, stopped from outside
+    s.new_game()
+    s.set_position(Board(KIWIPETE))
+    done = threading.Event()
+    s.start(on_done=lambda r: done.set())
+    time.sleep(0.2)
+    assert s.running
+    s.stop()
+    assert s.wait().nodes > 1000 and done.is_set() and not s.running
+    s.tree.verify()
+
+
+def test_evaluator_failure_leaves_a_clean_tree():
+    s = Search(FailingEvaluator(good=5))
+    s.set_position(Board())
+    s.start(SearchLimits(nodes=10_000))
+    with pytest.raises(RuntimeError, match="backend failure"):
+        s.wait()
+    s.tree.verify()
+    assert s.tree.stats()["root_visits"] > 0
+
+
+def test_tree_memory_is_bounded():
+    s = Search(UniformEvaluator(), SearchParams(tree_mb=4))
+    result = s.search(Board(KIWIPETE), nodes=1_000_000)
+    stats = s.tree.stats()
+    assert stats["tree_full"] and result.nodes < 1_000_000
+    assert stats["tree_bytes"] <= 4 * 1048576
+    s.tree.verify()
+
+
+def test_centipawn_formula():
+    assert q_to_cp(0.0) == 0 and q_to_cp(-0.5) == -q_to_cp(0.5)
+    assert q_to_cp(0.5) == 89 and q_to_cp(0.9) == 546 and 12000 < q_to_cp(1.0) <= 12800
+    assert all(q_to_cp(a) < q_to_cp(b) for a, b in [(0.1, 0.2), (0.8, 0.9), (0.95, 0.99)])
+
+
+def test_params_are_validated():
+    with pytest.raises(ValueError):
+        SearchParams(minibatch=0)
+    with pytest.raises(ValueError):
+        SearchParams(dirichlet_fraction=1.5)
+    assert SearchParams().cpuct(0) == pytest.approx(SearchParams().cpuct_init)

@@ -1,0 +1,443 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""The MCTS core: PUCT selection, expansion, batched evaluation and backup.
+
+One round (``run_round``) is: gather up to ``minibatch`` leaves from each tree without the
+GIL, call the evaluator once for all of them with the GIL, then apply every result and back
+every leaf up in one pass without the GIL. Self-play passes hundreds of trees to one round;
+the UCI engine passes one.
+
+Per simulation the root Position is copied and the path's moves are made on the copy
+(copy-make); the repetition keys of the game history and of the path sit in one array,
+so a position repeated inside the tree or the game history is scored as a draw at once.
+
+Selection (at a node with N visits, children i with prior P_i, N_i visits, n_i in flight):
+
+    c(N)   = cpuct_init + cpuct_factor * ln((N + cpuct_base) / cpuct_base)
+    U_i    = c(N) * P_i * sqrt(max(sum_i (N_i + n_i), 1)) / (1 + N_i + n_i)
+    Q_i    = (W_i - vl * n_i) / (N_i + vl * n_i)            (virtual loss vl)
+    Q_fpu  = Q_parent - fpu_reduction * sqrt(sum of P_i over visited children)
+    choose argmax Q_i + U_i, ties to the first edge (deterministic)
+
+Values are stored from the side that moved into a node, so a parent maximises its
+children's Q directly and the sign flips once per ply on the way up.
+
+Solver: terminal nodes (mate, stalemate, insufficient material, fifty moves, repetition)
+carry an exact result; a node with a child that wins for its side to move is a proven loss
+for the side that moved into it, and a node whose children are all proven takes the best
+of them. Proven wins keep the shortest distance, proven losses the longest, so that the
+faster mate and the slower loss are chosen.
+"""
+
+import numpy as np
+
+cimport numpy as cnp
+from libc.math cimport log, sqrt, INFINITY
+from libc.stdint cimport uint8_t, uint16_t, int16_t, uint64_t, int32_t, int64_t
+from libc.stdlib cimport malloc, realloc, free
+from zerochess.engine.board cimport (
+    Position, Move, Undo, GameStatus, ONGOING, CHECKMATE, MAX_MOVES, generate_legal,
+    make_move, repetition_key, repetition_count, position_status)
+from zerochess.engine.encoding cimport SEQ_LEN, encode_position, move_index
+from zerochess.search.tt cimport tt_probe, tt_store, nn_cache_key
+from zerochess.search.tree cimport (
+    Tree, TreeData, Node, Edge, UNEXPANDED, PENDING, EXPANDED, TERMINAL,
+    PROVEN_NONE, PROVEN_WIN, PROVEN_DRAW, PROVEN_LOSS,
+    tree_new_node, tree_new_edges, tree_reserve_hist, proven_value)
+
+cnp.import_array()
+
+cdef enum SimResult:
+    SIM_EVAL = 0           # a leaf was queued for the evaluator
+    SIM_KNOWN = 1          # a leaf with a known value (terminal, proven, cache hit)
+    SIM_COLLISION = 2      # reached a leaf already queued in this batch
+    SIM_STOP = 3           # tree full or root without legal moves: stop gathering
+
+
+cdef class Batch:
+    """Buffers of one evaluator call: tokens, legal-move indices, offsets, leaves.
+
+    Reused across rounds; grows when a round needs more leaves than it holds."""
+
+    def __cinit__(self):
+        self.data.leaves = NULL
+        self.cap = 0
+
+    def __init__(self, int leaves=64):
+        self.reserve(leaves)
+
+    def __dealloc__(self):
+        free(self.data.leaves)
+
+    cdef void reserve(self, int32_t leaves) except *:
+        cdef Leaf* grown
+        if leaves <= self.cap:
+            return
+        self.tokens_array = np.zeros((leaves, SEQ_LEN), dtype=np.uint8)
+        self.legal_array = np.zeros(leaves * MAX_MOVES, dtype=np.int32)
+        self.offsets_array = np.zeros(leaves + 1, dtype=np.int32)
+        grown = <Leaf*>realloc(self.data.leaves, leaves * sizeof(Leaf))
+        if grown == NULL:
+            raise MemoryError("cannot allocate the batch")
+        self.data.leaves = grown
+        self.data.tokens = <uint8_t*>cnp.PyArray_DATA(self.tokens_array)
+        self.data.legal = <int32_t*>cnp.PyArray_DATA(self.legal_array)
+        self.data.offsets = <int32_t*>cnp.PyArray_DATA(self.offsets_array)
+        self.cap = leaves
+
+
+# ------------------------------------------------------------------------- selection
+
+cdef inline void _undo_path(TreeData* t, int32_t idx) noexcept nogil:
+    """Remove one simulation's virtual loss from idx up to the root."""
+    while idx >= 0:
+        t.nodes[idx].in_flight -= 1
+        idx = t.nodes[idx].parent
+
+
+cdef int32_t _select(TreeData* t, int32_t idx, bint at_root) noexcept nogil:
+    cdef Node* n = &t.nodes[idx]
+    cdef Edge* e = &t.edges[n.first_edge]
+    cdef Node* c
+    cdef int32_t i, best = 0
+    cdef double vl = t.virtual_loss
+    cdef double started, children, visited_policy = 0.0
+    cdef double q, score, denom, best_score = -INFINITY
+    cdef double parent_q = (-n.wl / n.visits) if n.visits > 0 else 0.0
+    cdef double cpuct = t.cpuct_init + t.cpuct_factor * log((n.visits + t.cpuct_base) / t.cpuct_base)
+    cdef double fpu
+    children = <double>n.visits - n.stops + n.in_flight - 1   # this simulation not yet below
+    for i in range(n.n_edges):
+        if e[i].child >= 0:
+            c = &t.nodes[e[i].child]
+            if c.visits + c.in_flight > 0:
+                visited_policy += e[i].prior
+    fpu = parent_q - (t.fpu_reduction_root if at_root else t.fpu_reduction) * sqrt(visited_policy)
+    cpuct *= sqrt(children if children > 1.0 else 1.0)
+    for i in range(n.n_edges):
+        q = fpu
+        started = 0.0
+        if e[i].child >= 0:
+            c = &t.nodes[e[i].child]
+            started = c.visits + c.in_flight
+            denom = c.visits + vl * c.in_flight
+            if denom > 0.0:
+                q = (c.wl - vl * c.in_flight) / denom
+        score = q + cpuct * e[i].prior / (1.0 + started)
+        if score > best_score:
+            best_score = score
+            best = i
+    return best
+
+
+cdef inline void _add_leaf(BatchData* b, TreeData* t, int32_t idx, int32_t depth, int32_t row,
+                           float v, float d, uint64_t key) noexcept nogil:
+    cdef Leaf* leaf = &b.leaves[b.n_leaves]
+    leaf.tree = t
+    leaf.node = idx
+    leaf.depth = depth
+    leaf.row = row
+    leaf.v = v
+    leaf.d = d
+    leaf.key = key
+    b.n_leaves += 1
+
+
+cdef int _expand(TreeData* t, BatchData* b, int32_t idx, Position* pos, int32_t nh,
+                 int32_t depth) noexcept nogil:
+    cdef Move moves[MAX_MOVES]
+    cdef float priors[MAX_MOVES]
+    cdef float wdl[3]
+    cdef int i, n_moves = generate_legal(pos, moves)
+    cdef GameStatus status
+    cdef bint repeated
+    cdef int64_t first
+    cdef int32_t row
+    cdef uint64_t key
+    cdef Node* n = &t.nodes[idx]
+    cdef Edge* e
+    status = position_status(pos, n_moves, t.hist, nh)
+    if status == ONGOING and depth > 0 and repetition_count(pos, t.hist, nh) >= 1:
+        status = GameStatus.THREEFOLD_REPETITION      # twofold inside tree or history: draw
+    if status != ONGOING and (depth > 0 or n_moves == 0):
+        n.state = TERMINAL
+        n.proven = PROVEN_WIN if status == CHECKMATE else PROVEN_DRAW
+        n.plies = 1
+        if depth == 0:                                # the game is over at the root
+            _undo_path(t, idx)
+            return SIM_STOP
+        if status == CHECKMATE:
+            _add_leaf(b, t, idx, depth, -1, -1.0, 0.0, 0)
+        else:
+            _add_leaf(b, t, idx, depth, -1, 0.0, 1.0, 0)
+        return SIM_KNOWN
+    first = tree_new_edges(t, n_moves)
+    if first < 0:
+        _undo_path(t, idx)
+        return SIM_STOP
+    n.first_edge = <int32_t>first
+    n.n_edges = <uint16_t>n_moves
+    e = &t.edges[first]
+    for i in range(n_moves):
+        e[i].move = moves[i]
+        e[i].prior = 0.0
+        e[i].child = -1
+    repeated = repetition_count(pos, t.hist, nh) > 0
+    key = nn_cache_key(pos, repeated)
+    if t.tt != NULL and tt_probe(t.tt, key, n_moves, priors, wdl):
+        for i in range(n_moves):
+            e[i].prior = priors[i]
+        n.state = EXPANDED
+        t.cache_hits += 1
+        _add_leaf(b, t, idx, depth, -1, wdl[2] - wdl[0], wdl[1], 0)
+        return SIM_KNOWN
+    row = b.n_rows
+    encode_position(pos, repeated, b.tokens + row * SEQ_LEN)
+    for i in range(n_moves):
+        b.legal[b.n_legal + i] = move_index(pos, moves[i])
+    b.n_legal += n_moves
+    b.n_rows += 1
+    b.offsets[b.n_rows] = <int32_t>b.n_legal
+    n.state = PENDING
+    t.nn_evals += 1
+    _add_leaf(b, t, idx, depth, row, 0.0, 0.0, key)
+    return SIM_EVAL
+
+
+cdef int _simulate(TreeData* t, BatchData* b) noexcept nogil:
+    """Walk from the root to a leaf, adding virtual loss on the way down."""
+    cdef Position pos = t.root_pos
+    cdef int32_t nh = t.n_hist, idx = 0, depth = 0, e, child
+    cdef Node* n
+    cdef Edge* edge
+    cdef Undo undo
+    cdef double v
+    while True:
+        n = &t.nodes[idx]
+        n.in_flight += 1
+        if depth > 0 and n.proven != PROVEN_NONE:     # terminal or solved: exact value
+            v = -proven_value(n.proven)               # from the leaf's side to move
+            _add_leaf(b, t, idx, depth, -1, <float>v, 1.0 if n.proven == PROVEN_DRAW else 0.0, 0)
+            return SIM_KNOWN
+        if n.state == UNEXPANDED:
+            return _expand(t, b, idx, &pos, nh, depth)
+        if n.state != EXPANDED:                       # PENDING: a collision; TERMINAL root
+            _undo_path(t, idx)
+            if n.state == PENDING:
+                t.collisions += 1
+                return SIM_COLLISION
+            return SIM_STOP
+        e = _select(t, idx, depth == 0)
+        edge = &t.edges[n.first_edge + e]
+        if edge.child < 0:
+            child = tree_new_node(t, idx)             # may move t.nodes, never t.edges
+            if child < 0:
+                _undo_path(t, idx)
+                return SIM_STOP
+            edge.child = child
+        if not tree_reserve_hist(t, nh + 1):
+            t.full = True
+            _undo_path(t, idx)
+            return SIM_STOP
+        t.hist[nh] = repetition_key(&pos)
+        nh += 1
+        make_move(&pos, edge.move, &undo)
+        idx = edge.child
+        depth += 1
+
+
+cdef void _gather(TreeData* t, BatchData* b, int32_t max_leaves) noexcept nogil:
+    cdef int32_t got = 0, collisions = 0
+    cdef int r
+    while got < max_leaves and collisions < t.max_collisions and not t.full:
+        if t.playouts + t.nodes[0].in_flight >= t.target or t.nodes[0].state == PENDING:
+            break
+        r = _simulate(t, b)
+        if r == SIM_STOP:
+            break
+        if r == SIM_COLLISION:
+            collisions += 1
+        else:
+            got += 1
+
+
+# ------------------------------------------------------------------------- backup
+
+cdef bint _try_prove(TreeData* t, int32_t idx) noexcept nogil:
+    """Prove idx from its children if possible (MCTS-solver); True when it got proven."""
+    cdef Node* n = &t.nodes[idx]
+    cdef Edge* e = &t.edges[n.first_edge]
+    cdef Node* c
+    cdef int32_t i, win_plies = 32767, loss_plies = 0, draw_plies = 32767
+    cdef bint all_proven = True, any_draw = False
+    if n.state != EXPANDED:
+        return False
+    for i in range(n.n_edges):
+        if e[i].child < 0:
+            all_proven = False
+            continue
+        c = &t.nodes[e[i].child]
+        if c.proven == PROVEN_WIN:
+            if c.plies < win_plies:
+                win_plies = c.plies
+        elif c.proven == PROVEN_DRAW:
+            any_draw = True
+            if c.plies < draw_plies:
+                draw_plies = c.plies
+        elif c.proven == PROVEN_LOSS:
+            if c.plies > loss_plies:
+                loss_plies = c.plies
+        else:
+            all_proven = False
+    if win_plies < 32767:                 # the side to move here wins: a loss for the mover
+        n.proven = PROVEN_LOSS
+        n.plies = <int16_t>(win_plies + 1 if win_plies < 32766 else 32766)
+    elif not all_proven:
+        return False
+    elif any_draw:
+        n.proven = PROVEN_DRAW
+        n.plies = <int16_t>(draw_plies + 1 if draw_plies < 32766 else 32766)
+    else:                                 # every move loses: a win for the mover
+        n.proven = PROVEN_WIN
+        n.plies = <int16_t>(loss_plies + 1 if loss_plies < 32766 else 32766)
+    n.wl = proven_value(n.proven) * n.visits
+    n.d = n.visits if n.proven == PROVEN_DRAW else 0.0
+    return True
+
+
+cdef void _backup(Leaf* leaf) noexcept nogil:
+    cdef TreeData* t = leaf.tree
+    cdef int32_t idx = leaf.node
+    cdef Node* n
+    cdef double v = -leaf.v            # from the side that moved into the leaf
+    cdef double d = leaf.d
+    t.playouts += 1
+    t.depth_sum += leaf.depth
+    if leaf.depth > t.max_depth:
+        t.max_depth = leaf.depth
+    t.nodes[idx].stops += 1
+    while idx >= 0:
+        n = &t.nodes[idx]
+        if n.proven != PROVEN_NONE:    # solved: its exact value replaces the estimate
+            v = proven_value(n.proven)
+            d = 1.0 if n.proven == PROVEN_DRAW else 0.0
+        n.in_flight -= 1
+        n.visits += 1
+        n.wl += v
+        n.d += d
+        v = -v
+        idx = n.parent
+    idx = leaf.node
+    if t.nodes[idx].proven != PROVEN_NONE:
+        idx = t.nodes[idx].parent
+        while idx >= 0 and t.nodes[idx].proven == PROVEN_NONE and _try_prove(t, idx):
+            idx = t.nodes[idx].parent
+
+
+cdef void _apply(BatchData* b, const float* priors, const float* wdl) noexcept nogil:
+    cdef int32_t i, j, off
+    cdef Leaf* leaf
+    cdef Node* n
+    cdef Edge* e
+    cdef const float* w
+    for i in range(b.n_leaves):
+        leaf = &b.leaves[i]
+        if leaf.row < 0:
+            continue
+        n = &leaf.tree.nodes[leaf.node]
+        e = &leaf.tree.edges[n.first_edge]
+        off = b.offsets[leaf.row]
+        for j in range(n.n_edges):
+            e[j].prior = priors[off + j]
+        n.state = EXPANDED
+        w = wdl + 3 * leaf.row
+        leaf.v = w[2] - w[0]
+        leaf.d = w[1]
+        if leaf.tree.tt != NULL:
+            tt_store(leaf.tree.tt, leaf.key, n.n_edges, priors + off, w)
+    for i in range(b.n_leaves):
+        _backup(&b.leaves[i])
+
+
+cdef void _abandon(BatchData* b) noexcept nogil:
+    """Undo a batch whose evaluation failed: no visit is added, no virtual loss is left."""
+    cdef int32_t i
+    cdef Leaf* leaf
+    cdef Node* n
+    for i in range(b.n_leaves):
+        leaf = &b.leaves[i]
+        n = &leaf.tree.nodes[leaf.node]
+        if leaf.row >= 0:
+            n.state = UNEXPANDED           # its edges stay allocated but unreferenced
+            n.first_edge = -1
+            n.n_edges = 0
+            leaf.tree.nn_evals -= 1
+        _undo_path(leaf.tree, leaf.node)
+
+
+# ------------------------------------------------------------------------- one round
+
+def run_round(list trees, evaluator, Batch batch=None, int leaves_per_tree=0):
+    """Run one batch over ``trees`` (zerochess.search.tree.Tree objects); return the number
+    of leaves backed up (0 when no tree had anything left to do).
+
+    Each tree contributes up to ``leaves_per_tree`` leaves (default: its own minibatch)
+    until it reaches the playout target set by ``Tree.begin``. The evaluator is called at
+    most once, for all trees' leaves together; terminal positions and cache hits need no
+    evaluation. ``batch`` holds the buffers between rounds (a fresh one if None).
+    """
+    cdef int32_t n = len(trees), i, total = 0, per
+    cdef Tree tree
+    cdef BatchData* b
+    cdef TreeData** ptrs
+    cdef int32_t* quota
+    cdef const float* priors_ptr = NULL
+    cdef const float* wdl_ptr = NULL
+    if n == 0:
+        return 0
+    if batch is None:
+        batch = Batch()
+    ptrs = <TreeData**>malloc(n * sizeof(TreeData*))
+    quota = <int32_t*>malloc(n * sizeof(int32_t))
+    if ptrs == NULL or quota == NULL:
+        free(ptrs)
+        free(quota)
+        raise MemoryError()
+    try:
+        for i in range(n):
+            tree = <Tree?>trees[i]
+            ptrs[i] = &tree.data
+            per = leaves_per_tree if leaves_per_tree > 0 else tree.data.minibatch
+            quota[i] = per
+            total += per
+        batch.reserve(total)
+        b = &batch.data
+        b.n_rows = 0
+        b.n_leaves = 0
+        b.n_legal = 0
+        b.offsets[0] = 0
+        with nogil:
+            for i in range(n):
+                _gather(ptrs[i], b, quota[i])
+        if b.n_rows > 0:
+            try:
+                priors, wdl = evaluator.evaluate(batch.tokens_array[:b.n_rows],
+                                                 batch.legal_array[:b.n_legal],
+                                                 batch.offsets_array[:b.n_rows + 1])
+                priors = np.ascontiguousarray(priors, dtype=np.float32)
+                wdl = np.ascontiguousarray(wdl, dtype=np.float32)
+                if priors.shape != (b.n_legal,) or wdl.shape != (b.n_rows, 3):
+                    raise ValueError(
+                        f"evaluator returned priors {priors.shape} and wdl {wdl.shape}, "
+                        f"expected ({b.n_legal},) and ({b.n_rows}, 3)")
+            except BaseException:
+                with nogil:
+                    _abandon(b)
+                raise
+            priors_ptr = <const float*>cnp.PyArray_DATA(priors)
+            wdl_ptr = <const float*>cnp.PyArray_DATA(wdl)
+        with nogil:
+            _apply(b, priors_ptr, wdl_ptr)
+        return b.n_leaves
+    finally:
+        free(ptrs)
+        free(quota)

@@ -1,0 +1,90 @@
+"""Search parameters: one dataclass, every field documented, defaults in one place.
+
+The PUCT constants are Leela Chess Zero's tuned defaults (``--cpuct``, ``--cpuct-base``,
+``--cpuct-factor``, ``--fpu-value``); the Dirichlet values are AlphaZero's for chess; the
+playout-cap values follow KataGo's paper (a full search on 25% of moves). The UCI layer
+maps its options onto these fields; self-play builds one per game or shares one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+__all__ = ["SearchParams"]
+
+
+@dataclass
+class SearchParams:
+    """Knobs of the MCTS core. See docs/search.md for the formulas they enter."""
+
+    cpuct_init: float = 1.745
+    """c_init in c(N) = c_init + c_factor * ln((N + c_base) / c_base), the PUCT exploration
+    constant at the parent's visit count N."""
+    cpuct_factor: float = 3.894
+    """c_factor: how fast exploration grows with N (AlphaZero used 1.0 with c_init 1.25)."""
+    cpuct_base: float = 38739.0
+    """c_base: the visit count at which the growth term reaches c_factor * ln 2."""
+    fpu_reduction: float = 0.330
+    """First-play urgency: an unvisited child is valued at the parent's Q minus
+    fpu_reduction * sqrt(sum of the priors of the visited children), as Leela does."""
+    fpu_reduction_root: float | None = None
+    """FPU reduction at the root; None means the same as fpu_reduction. With noise in
+    self-play a smaller value (0.0) lets the noised moves get their first visit."""
+    virtual_loss: float = 1.0
+    """Each in-flight simulation counts as this many lost visits while its leaf waits for
+    the evaluator, so that one batch spreads over different leaves."""
+    minibatch: int = 32
+    """Leaves gathered per evaluator call (per tree in a Forest)."""
+    max_collisions: int = 32
+    """Stop gathering a batch after this many selections ended at a leaf already waiting
+    for the evaluator (a collision); their virtual loss is undone at once."""
+    dirichlet_alpha: float = 0.3
+    """Dirichlet concentration of the root noise (AlphaZero: 0.3 for chess)."""
+    dirichlet_fraction: float = 0.0
+    """Share of root prior replaced by noise; 0 disables noise (play), 0.25 for self-play."""
+    hash_mb: int = 16
+    """Memory of the transposition table (cached priors + WDL), the UCI ``Hash`` option."""
+    tree_mb: int = 512
+    """Upper bound on the tree's node and edge arrays; the search stops when it is full."""
+    seed: int = 0
+    """Seed of the random choices (noise, temperature sampling): same seed, same result."""
+    multipv: int = 1
+    """Number of root moves reported with their own principal variation."""
+    full_search_nodes: int = 800
+    """Playout cap randomisation (KataGo): nodes of a full search, whose root visits become
+    a training target."""
+    fast_search_nodes: int = 160
+    """Playout cap randomisation: nodes of a fast search (no noise, not recorded)."""
+    full_search_probability: float = 0.25
+    """Playout cap randomisation: chance that a move gets a full search; 1.0 disables."""
+
+    def __post_init__(self) -> None:
+        for name in ("cpuct_init", "cpuct_factor", "fpu_reduction", "virtual_loss",
+                     "dirichlet_alpha"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value >= 0):
+                raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+        if not self.cpuct_base > 0:
+            raise ValueError(f"cpuct_base must be > 0, got {self.cpuct_base!r}")
+        if not 0.0 <= self.dirichlet_fraction <= 1.0:
+            raise ValueError(f"dirichlet_fraction must be in [0, 1], got {self.dirichlet_fraction!r}")
+        if not 0.0 <= self.full_search_probability <= 1.0:
+            raise ValueError("full_search_probability must be in [0, 1]")
+        for name in ("minibatch", "max_collisions", "hash_mb", "tree_mb", "multipv",
+                     "full_search_nodes", "fast_search_nodes"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)!r}")
+
+    @property
+    def root_fpu_reduction(self) -> float:
+        return self.fpu_reduction if self.fpu_reduction_root is None else self.fpu_reduction_root
+
+    def cpuct(self, n: float) -> float:
+        """The exploration constant at a parent with n visits (the formula the core uses)."""
+        return self.cpuct_init + self.cpuct_factor * math.log((n + self.cpuct_base) / self.cpuct_base)
+
+    def replace(self, **changes) -> "SearchParams":
+        """A copy with some fields changed (validated again)."""
+        return dataclasses.replace(self, **changes)

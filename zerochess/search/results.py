@@ -1,0 +1,165 @@
+"""What a search reports: plain dataclasses, built from a tree once per report.
+
+The search never prints; the UCI layer (``zerochess.uci.format``) turns these into text.
+
+Conventions (all from the root's side to move):
+
+* ``q`` = P(win) - P(loss) of the best move, in [-1, 1]; ``wdl`` = (loss, draw, win), the
+  evaluator's order, the best move's averages.
+* ``cp`` = round(90 * tan(1.5637541897 * q)), clamped to +-12800: Leela Chess Zero's
+  mapping from Q to centipawns (q = 0.25: +37 cp, 0.5: +89, 0.75: +214, 0.9: +546).
+* ``mate``: UCI convention, in moves, signed: +3 = the side to move mates with its third
+  move from now, -2 = it gets mated after its second move; None unless the solver proved a
+  mate. ``mate_plies`` is the same distance in plies (+5, -4 in those examples).
+* ``depth`` is the average leaf depth of this search (Leela's reading of ``depth``),
+  ``seldepth`` the deepest leaf.
+* ``nodes`` counts the playouts of this search (visits added at the root), not the tree
+  kept from earlier searches; ``nn_evals`` the positions sent to the evaluator;
+  ``cache_hits`` the transposition-table hits that skipped it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import numpy as np
+
+__all__ = ["PVLine", "SearchInfo", "SearchResult", "SearchLimits", "SearchStats",
+           "q_to_cp", "build_info", "build_result"]
+
+CP_SCALE = 90.0
+CP_STRETCH = 1.5637541897
+CP_LIMIT = 12800
+
+
+def q_to_cp(q: float) -> int:
+    """Centipawns from Q (Leela's formula, see the module docstring)."""
+    return int(max(-CP_LIMIT, min(CP_LIMIT, round(CP_SCALE * math.tan(CP_STRETCH * q)))))
+
+
+def mate_in_moves(proven: int, plies: int) -> tuple[Optional[int], Optional[int]]:
+    """(mate in moves, mate in plies), signed for the root side, from a root child's proof."""
+    if proven == 1:          # PROVEN_WIN for the root's side to move
+        return (plies + 1) // 2, plies
+    if proven == 3:          # PROVEN_LOSS
+        return -(plies // 2), -plies
+    return None, None
+
+
+@dataclass
+class PVLine:
+    """One root move with its statistics and principal variation (a MultiPV line)."""
+    move: str
+    visits: int
+    q: float
+    wdl: tuple[float, float, float]     # (loss, draw, win)
+    cp: int
+    mate: Optional[int]
+    mate_plies: Optional[int]
+    pv: list[str]
+
+
+@dataclass
+class SearchInfo:
+    """A progress report (``on_info``): counters and the best lines so far."""
+    nodes: int
+    nn_evals: int
+    cache_hits: int
+    hashfull: int            # transposition table use, per mille
+    depth: float             # average leaf depth
+    seldepth: int            # deepest leaf
+    time: float              # seconds since the search started
+    lines: list[PVLine]      # best first; len == multipv (fewer if fewer legal moves)
+
+    @property
+    def nps(self) -> float:
+        return self.nodes / self.time if self.time > 0 else 0.0
+
+
+@dataclass
+class SearchResult(SearchInfo):
+    """The final report: the info fields plus the move to play and the training target."""
+    best_move: Optional[str] = None       # None when the root has no legal move
+    ponder_move: Optional[str] = None
+    pv: list[str] = field(default_factory=list)
+    q: float = 0.0
+    wdl: tuple[float, float, float] = (0.0, 1.0, 0.0)
+    cp: int = 0
+    mate: Optional[int] = None
+    mate_plies: Optional[int] = None
+    root_visits: dict[str, int] = field(default_factory=dict)   # uci -> visits
+    policy_indices: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
+    visit_counts: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    tree_reused: bool = False
+
+    @property
+    def centipawns(self) -> int:
+        return self.cp
+
+
+@dataclass
+class SearchStats:
+    """What ``SearchLimits.should_stop`` sees after every batch (field names match
+    ``zerochess.search.timeman.SearchProgress``)."""
+    elapsed: float
+    nodes: int
+    depth: float
+    best_visits: int
+    second_visits: int
+    best_move_changes: int
+    last_batch_seconds: float
+    nn_evals: int = 0
+    tree_full: bool = False
+    root_proven: bool = False
+
+
+@dataclass
+class SearchLimits:
+    """When a search stops: ``nodes`` playouts, ``should_stop`` saying so, or ``stop()``.
+
+    With neither, the search runs until ``stop()`` (UCI ``go infinite``) or the tree is
+    full. ``should_stop`` is polled after every batch (a batch cannot be interrupted)."""
+    nodes: Optional[int] = None
+    should_stop: Optional[Callable[[SearchStats], bool]] = None
+
+
+def _line(tree, edges, i: int) -> PVLine:
+    visits = int(edges["visits"][i])
+    q = float(edges["q"][i]) if visits else 0.0
+    d = float(edges["d"][i]) if visits else 0.0
+    mate, mate_plies = mate_in_moves(int(edges["proven"][i]), int(edges["plies"][i]))
+    wdl = ((1.0 - q - d) / 2, d, (1.0 + q - d) / 2)
+    return PVLine(move=edges["moves"][i], visits=visits, q=q, wdl=wdl, cp=q_to_cp(q),
+                  mate=mate, mate_plies=mate_plies, pv=tree.pv(i))
+
+
+def build_info(tree, tt, elapsed: float, multipv: int = 1) -> SearchInfo:
+    """A SearchInfo from a tree's current state (called with the search paused)."""
+    stats = tree.stats()
+    edges = tree.root_edges()
+    lines = [_line(tree, edges, i) for i in tree.ranked_root_edges(multipv)]
+    return SearchInfo(nodes=stats["playouts"], nn_evals=stats["nn_evals"],
+                      cache_hits=stats["cache_hits"],
+                      hashfull=tt.hashfull() if tt is not None else 0,
+                      depth=stats["depth"], seldepth=stats["seldepth"], time=elapsed,
+                      lines=lines)
+
+
+def build_result(tree, tt, elapsed: float, multipv: int = 1, reused: bool = False) -> SearchResult:
+    """The SearchResult of a finished search."""
+    info = build_info(tree, tt, elapsed, max(1, multipv))
+    edges = tree.root_edges()
+    result = SearchResult(**vars(info), tree_reused=reused)
+    result.root_visits = {m: int(v) for m, v in zip(edges["moves"], edges["visits"])}
+    result.policy_indices = edges["index"]
+    result.visit_counts = edges["visits"]
+    if info.lines:
+        best = info.lines[0]
+        result.best_move = best.move
+        result.pv = list(best.pv)
+        result.ponder_move = best.pv[1] if len(best.pv) > 1 else None
+        result.q, result.wdl, result.cp = best.q, best.wdl, best.cp
+        result.mate, result.mate_plies = best.mate, best.mate_plies
+    return result

@@ -1,0 +1,187 @@
+"""The UCI engine's search: one tree, one evaluator, a thread per ``go``.
+
+The interface is Leela Chess Zero's (SetPosition / StartSearch / StopSearch / WaitSearch)
+and Stockfish's rule that the search never prints: progress goes to ``on_info`` (at least
+once a second and once at the end), the result to ``on_done`` and ``wait()``.
+
+    search = Search(UniformEvaluator(), SearchParams(seed=1))
+    search.set_position(board)                  # keeps the subtree if board extends the last root
+    search.start(SearchLimits(nodes=10_000), on_info=print)
+    result = search.wait()                      # SearchResult: best_move, pv, q, wdl, cp, mate, ...
+
+or synchronously: ``search.search(board, nodes=10_000)``.
+
+Determinism: randomness (root noise) comes from a generator seeded with ``params.seed`` at
+every search, and selection breaks ties by move order, so with a fresh tree (``new_game``)
+the same position and node count give the same result every time.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Callable, Optional
+
+import numpy as np
+
+from zerochess.engine.board import Board
+from zerochess.search.forest import add_dirichlet_noise
+from zerochess.search.mcts import Batch, run_round
+from zerochess.search.params import SearchParams
+from zerochess.search.results import (SearchInfo, SearchLimits, SearchResult, SearchStats,
+                                      build_info, build_result)
+from zerochess.search.tree import Tree
+from zerochess.search.tt import TranspositionTable
+
+__all__ = ["Search", "search", "SearchLimits", "SearchResult", "SearchInfo", "SearchStats"]
+
+UNLIMITED = 1 << 62
+INFO_INTERVAL = 1.0      # seconds between on_info reports
+
+
+class Search:
+    """A search over one tree for the UCI engine (and ``bench``, and matches)."""
+
+    def __init__(self, evaluator, params: Optional[SearchParams] = None):
+        self.params = params if params is not None else SearchParams()
+        self.evaluator = evaluator
+        self.tt = TranspositionTable(self.params.hash_mb)
+        self.tree = Tree(self.params, self.tt)
+        self.batch = Batch(self.params.minibatch)
+        self._thread: Optional[threading.Thread] = None
+        self._stop = threading.Event()
+        self._result: Optional[SearchResult] = None
+        self._error: Optional[BaseException] = None
+        self._reused = False
+        self._board: Optional[Board] = None
+
+    # ------------------------------------------------------------------ set-up
+    def configure(self, params: SearchParams) -> None:
+        """Apply new parameters between searches (the TT is reallocated if Hash changed)."""
+        self._check_idle()
+        if params.hash_mb != self.params.hash_mb:
+            self.tt.resize(params.hash_mb)
+        self.params = params
+        self.tree.configure(params)
+
+    def new_game(self) -> None:
+        """Forget the tree and the cache (UCI ``ucinewgame``)."""
+        self._check_idle()
+        self.tree.clear()
+        self.tt.clear()
+        self._board = None
+
+    def set_position(self, board: Board) -> bool:
+        """Set the root; True when the previous tree's subtree under it was kept."""
+        self._check_idle()
+        self._board = board.copy()
+        self._reused = self.tree.set_position(board)
+        return self._reused
+
+    # ------------------------------------------------------------------ running
+    def start(self, limits: Optional[SearchLimits] = None,
+              on_info: Optional[Callable[[SearchInfo], None]] = None,
+              on_done: Optional[Callable[[SearchResult], None]] = None) -> None:
+        """Search the position of the last ``set_position`` in a new thread."""
+        self._check_idle()
+        if self._board is None:
+            raise RuntimeError("set_position() must come before start()")
+        self._stop.clear()
+        self._result, self._error = None, None
+        limits = limits if limits is not None else SearchLimits()
+        self._thread = threading.Thread(target=self._run, args=(limits, on_info, on_done),
+                                        name="zerochess-mcts", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Ask the running search to stop after its current batch (returns at once)."""
+        self._stop.set()
+
+    def wait(self) -> SearchResult:
+        """Block until the search ends; its result (re-raises the search's exception)."""
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+        if self._result is None:
+            raise RuntimeError("no search was started")
+        return self._result
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def search(self, board: Board, nodes: Optional[int] = None,
+               limits: Optional[SearchLimits] = None) -> SearchResult:
+        """Synchronous convenience: set_position, start, wait."""
+        self.set_position(board)
+        self.start(limits if limits is not None else SearchLimits(nodes=nodes))
+        return self.wait()
+
+    def _check_idle(self) -> None:
+        if self.running:
+            raise RuntimeError("the search is running; stop() and wait() first")
+
+    def _run(self, limits: SearchLimits, on_info, on_done) -> None:
+        try:
+            result = self._loop(limits, on_info)
+            self._result = result
+            if on_done is not None:
+                on_done(result)
+        except BaseException as exc:       # handed to wait()
+            self._error = exc
+
+    def _loop(self, limits: SearchLimits, on_info) -> SearchResult:
+        tree, params = self.tree, self.params
+        tree.begin(limits.nodes if limits.nodes is not None else UNLIMITED)
+        rng = np.random.default_rng(params.seed)
+        start = last_info = time.perf_counter()
+        batch_seconds, changes, last_best = 0.0, 0, -1
+        # The root is expanded first even if stop() came early: there must be a move.
+        if not tree.root_expanded and not tree.done:
+            run_round([tree], self.evaluator, self.batch, 1)
+        if params.dirichlet_fraction > 0:
+            add_dirichlet_noise(tree, rng, params.dirichlet_alpha, params.dirichlet_fraction)
+        while not tree.done and not self._stop.is_set():
+            t0 = time.perf_counter()
+            if run_round([tree], self.evaluator, self.batch) == 0:
+                break
+            now = time.perf_counter()
+            batch_seconds = now - t0
+            if limits.should_stop is not None:
+                best_visits, second_visits, best = tree.root_top2_visits()
+                if best != last_best:
+                    changes += last_best >= 0
+                    last_best = best
+                stats = tree.stats()
+                progress = SearchStats(
+                    elapsed=now - start, nodes=stats["playouts"], depth=stats["depth"],
+                    best_visits=best_visits, second_visits=second_visits,
+                    best_move_changes=changes, last_batch_seconds=batch_seconds,
+                    nn_evals=stats["nn_evals"], tree_full=stats["tree_full"],
+                    root_proven=tree.root_proven())
+                if limits.should_stop(progress):
+                    break
+            if on_info is not None and now - last_info >= INFO_INTERVAL:
+                on_info(build_info(tree, self.tt, now - start, params.multipv))
+                last_info = now
+        elapsed = time.perf_counter() - start
+        result = build_result(tree, self.tt, elapsed, params.multipv, self._reused)
+        if on_info is not None:
+            on_info(result)
+        return result
+
+
+def search(board: Board, nodes: int = 800, evaluator=None,
+           params: Optional[SearchParams] = None) -> SearchResult:
+    """One synchronous search with a fresh tree and cache (default: the uniform backend).
+
+    >>> search(Board("6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1"), nodes=500).best_move
+    'a1a8'
+    """
+    if evaluator is None:
+        from zerochess.engine.evaluator import UniformEvaluator
+        evaluator = UniformEvaluator()
+    return Search(evaluator, params).search(board, nodes=nodes)
