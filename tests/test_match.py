@@ -313,3 +313,10 @@ def test_sprt_decision_stops_the_match_early():
                          games=8, nodes=10, concurrency=1, sprt=Decided())
     result = run_match(config)
     assert len(result.games) == 1 and result.stopped == "SPRT accepts H1"
+
+
+@pytest.mark.skipif(not stockfish_path(), reason="stockfish is not installed")
+def test_zerochess_vs_stockfish(tmp_path):
+    """The acceptance match: zerochess (shipped network) against Stockfish at its lowest
+    UCI_Elo, a few games at 1+0.1, no forfeits."""
+    check_short_match(tmp_path, [sys.executable, "-m", "zerochess", "uci"])

@@ -17,6 +17,7 @@ SUBCOMMANDS = {
     "book": "zerochess.book.cli:book",
     "match": "zerochess.match.cli:match",
     "perft": "zerochess.tools.perft:perft",
+    "uci": "zerochess.uci.cli:uci",
 }
 
 
@@ -40,10 +41,7 @@ def main(ctx):
 
     Run without a subcommand to speak UCI on stdin/stdout (what chess GUIs do)."""
     if ctx.invoked_subcommand is None:
-        if "uci" in SUBCOMMANDS:
-            ctx.invoke(main.get_command(ctx, "uci"))
-        else:
-            click.echo("zerochess: the UCI loop has not landed yet; try `zerochess --help`.", err=True)
+        ctx.invoke(main.get_command(ctx, "uci"))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,266 @@
+"""The UCI protocol loop: the only place in zerochess that writes UCI text.
+
+The main thread reads commands; a search runs in its own thread (the Cython core releases
+the GIL), so ``isready`` and ``stop`` are answered while it thinks. Lessons from what GUI
+users report against Leela Chess Zero:
+
+* the network is loaded when ``isready`` is answered, never lazily inside the first ``go``
+  (which would spend the first move's clock on loading);
+* ``go ponder`` and ``go infinite`` never send ``bestmove`` before ``stop``/``ponderhit``,
+  and pondering spends none of the engine's own time: the clock starts at ``ponderhit``;
+* ``UCI_ShowWDL`` is off by default, and floats are advertised as strings.
+
+Every malformed command is answered with ``info string error: ...``; the engine keeps its
+last valid state and reads on. Input that is not UTF-8 is reported and ignored. Nothing but
+UCI goes to stdout: diagnostics go to stderr (and ``LogFile``).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import sys
+import threading
+import time
+from typing import BinaryIO, Optional, TextIO
+
+from zerochess._version import __version__
+from zerochess.engine import Board
+from zerochess.search.timeman import GoParams, Stopper, allocate
+from zerochess.uci.commands import UciError, parse_go, parse_position, parse_setoption
+from zerochess.uci.format import bestmove_line, info_line
+from zerochess.uci.options import DEFAULT, OPTIONS, OptionError, OptionValues
+from zerochess.uci.player import Player
+
+log = logging.getLogger("zerochess.uci")
+
+
+class UciLoop:
+    def __init__(self, out: TextIO):
+        self._out = out
+        self._write_lock = threading.Lock()
+        self.options = OptionValues()
+        self.board = Board()
+        self.player = Player()
+        self._job: Optional[_SearchJob] = None
+
+    # -- output -------------------------------------------------------------------------
+    def send(self, line: str) -> None:
+        with self._write_lock:
+            self._out.write(line + "\n")
+            self._out.flush()
+
+    def error(self, message: str) -> None:
+        log.warning("%s", message)
+        self.send(f"info string error: {message}")
+
+    # -- input --------------------------------------------------------------------------
+    def run(self, infile: BinaryIO) -> None:
+        """Read commands until ``quit`` or end of input."""
+        try:
+            for raw in iter(infile.readline, b""):
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    self.error("input line is not valid UTF-8; ignored")
+                    continue
+                if not self.handle(line):
+                    break
+        finally:
+            self._stop_search(wait=True)
+
+    def handle(self, line: str) -> bool:
+        """Execute one command line; False means quit."""
+        words = line.split()
+        if not words:
+            return True
+        command, args = words[0], words[1:]
+        log.debug("<< %s", line.rstrip()[:200])
+        handler = _COMMANDS.get(command)
+        if handler is None:
+            shown = command if len(command) <= 40 else command[:40] + "..."
+            self.error(f"unknown command {shown!r}")
+            return True
+        try:
+            return handler(self, args) is not False
+        except UciError as exc:
+            self.error(str(exc))
+        except Exception as exc:  # never die on a command: report and read on
+            log.exception("command %r failed", command)
+            self.error(f"{command} failed: {exc}")
+        return True
+
+    # -- commands -----------------------------------------------------------------------
+    def cmd_uci(self, args):
+        self.send(f"id name zerochess {__version__}")
+        self.send("id author the zerochess developers")
+        for option in OPTIONS:
+            self.send(option.uci_line())
+        self.send("uciok")
+
+    def cmd_isready(self, args):
+        if self._job is None:  # while searching the network is loaded already
+            try:
+                self.player.configure(self.options)
+            except (OSError, ValueError) as exc:
+                self.error(str(exc))
+        self.send("readyok")
+
+    def cmd_ucinewgame(self, args):
+        self._stop_search(wait=True)
+        self.player.new_game()
+
+    def cmd_setoption(self, args):
+        name, value = parse_setoption(args)
+        if self._job is not None:
+            raise UciError("setoption is not allowed while searching")
+        try:
+            option = self.options.set(name, value)
+        except OptionError as exc:
+            raise UciError(str(exc)) from None
+        if option.name == "LogFile":
+            _attach_log_file(self.options["LogFile"])
+
+    def cmd_position(self, args):
+        # Allowed while searching: the running search has its own copy of its position.
+        self.board = parse_position(args)
+
+    def cmd_go(self, args):
+        if self._job is not None:
+            raise UciError("a search is already running; send stop first")
+        params = parse_go(args, self.board)
+        try:
+            self.player.configure(self.options)  # a no-op unless options changed
+        except (OSError, ValueError) as exc:
+            raise UciError(str(exc)) from None
+        self._job = _SearchJob(self, self.board.copy(), params)
+        self._job.start()
+
+    def cmd_stop(self, args):
+        self._stop_search(wait=True)
+
+    def cmd_ponderhit(self, args):
+        job = self._job
+        if job is None or not job.params.ponder:
+            raise UciError("ponderhit without a running go ponder")
+        job.ponderhit()
+
+    def cmd_quit(self, args):
+        self._stop_search(wait=True)
+        return False
+
+    def cmd_d(self, args):
+        """Debug display (as Stockfish's `d`): the position as info strings."""
+        for row in str(self.board).splitlines():
+            self.send(f"info string {row}")
+        self.send(f"info string fen {self.board.fen()}")
+        self.send(f"info string key {self.board.zobrist():016x}")
+
+    # -- search lifecycle ---------------------------------------------------------------
+    def _stop_search(self, wait: bool) -> None:
+        job = self._job
+        if job is not None:
+            job.stop()
+            if wait:
+                job.join()
+
+    def _job_finished(self, job: "_SearchJob") -> None:
+        if self._job is job:
+            self._job = None
+
+
+_COMMANDS = {
+    "uci": UciLoop.cmd_uci, "isready": UciLoop.cmd_isready, "ucinewgame": UciLoop.cmd_ucinewgame,
+    "setoption": UciLoop.cmd_setoption, "position": UciLoop.cmd_position, "go": UciLoop.cmd_go,
+    "stop": UciLoop.cmd_stop, "ponderhit": UciLoop.cmd_ponderhit, "quit": UciLoop.cmd_quit,
+    "d": UciLoop.cmd_d,
+    # commands a GUI may send that need no action
+    "debug": lambda self, args: None, "register": lambda self, args: None,
+}
+
+
+class _SearchJob:
+    """One ``go``: runs the search in a thread, prints info lines and exactly one bestmove."""
+
+    def __init__(self, loop: UciLoop, board: Board, params: GoParams):
+        self.loop = loop
+        self.board = board
+        self.params = params
+        self._hold = threading.Event()     # set when bestmove may be sent
+        if not (params.ponder or params.infinite):
+            self._hold.set()
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="zerochess-search", daemon=True)
+        self._clock_start = time.perf_counter()
+        self._stopper = self._make_stopper()
+
+    def _make_stopper(self) -> Stopper:
+        opts = self.loop.options
+        budget = None if self.params.ponder else allocate(
+            self.params, self.board.turn, opts["MoveOverhead"], len(self.board))
+        return Stopper(self.params, budget, fixed_nodes=opts["Nodes"])
+
+    def start(self):
+        self._thread.start()
+
+    def stop(self):
+        self._stopped.set()
+        self._hold.set()
+        self.loop.player.stop()
+
+    def ponderhit(self):
+        # The opponent played the expected move: from now on it is our clock.
+        self.params.ponder = False
+        self._clock_start = time.perf_counter()
+        self._stopper = self._make_stopper()
+        self.loop.player.restart_clock(self._stopper)
+        self._hold.set()
+
+    def join(self):
+        self._thread.join()
+
+    def _run(self):
+        loop = self.loop
+        best, ponder = None, None
+        try:
+            best, ponder = loop.player.play(
+                self.board, self.params, lambda: self._stopper, loop.options,
+                on_info=lambda info: loop.send(info_line(info, loop.options["UCI_ShowWDL"])),
+                is_stopped=self._stopped.is_set, clock_start=lambda: self._clock_start)
+        except Exception as exc:  # report, and still answer with a legal move
+            log.exception("search failed")
+            loop.send(f"info string error: search failed: {exc}")
+            moves = self.board.legal_moves()
+            best = moves[0] if moves else None
+        # UCI: in ponder/infinite mode bestmove waits for stop or ponderhit.
+        self._hold.wait()
+        # Idle before bestmove goes out: a GUI may send its next command the moment it reads it.
+        loop._job_finished(self)
+        loop.send(bestmove_line(best, ponder))
+
+
+def _attach_log_file(path: str) -> None:
+    root = logging.getLogger("zerochess")
+    for handler in list(root.handlers):
+        if getattr(handler, "_zerochess_logfile", False):
+            root.removeHandler(handler)
+    if path:
+        handler = logging.FileHandler(path)
+        handler._zerochess_logfile = True
+        handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+        root.addHandler(handler)
+        root.setLevel(logging.DEBUG)
+
+
+def main() -> None:
+    """Entry point: UCI on the process's stdin/stdout.
+
+    The real stdout is kept for UCI alone; file descriptor 1 is pointed at stderr so that
+    anything a library prints (a warning from C code, say) cannot corrupt the protocol."""
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING,
+                        format="zerochess %(levelname)s: %(message)s")
+    uci_out = os.fdopen(os.dup(sys.stdout.fileno()), "w", buffering=1, encoding="utf-8")
+    sys.stdout.flush()
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    UciLoop(uci_out).run(sys.stdin.buffer)

@@ -1,0 +1,134 @@
+"""UCI options, each declared exactly once.
+
+A declaration yields both the ``option name ...`` line sent after ``uci`` and the parser
+for ``setoption``, so the two can never disagree (Leela Chess Zero's ``OptionId`` idea).
+
+Floating-point options are advertised as ``type string`` holding a decimal number: UCI
+has no float type, and GUIs that see ``spin`` expect integers (Leela Chess Zero does the same).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class OptionError(ValueError):
+    """A ``setoption`` that names no option or gives a value the option does not accept."""
+
+
+@dataclass(frozen=True)
+class Option:
+    name: str
+    kind: str                      # "check" | "spin" | "combo" | "string" | "float" | "button"
+    default: Any
+    help: str
+    min: float | None = None
+    max: float | None = None
+    choices: tuple[str, ...] = ()
+
+    def uci_line(self) -> str:
+        """The ``option name ...`` declaration a GUI reads."""
+        if self.kind == "check":
+            return f"option name {self.name} type check default {'true' if self.default else 'false'}"
+        if self.kind == "spin":
+            return (f"option name {self.name} type spin default {self.default} "
+                    f"min {int(self.min)} max {int(self.max)}")
+        if self.kind == "combo":
+            vars_ = " ".join(f"var {c}" for c in self.choices)
+            return f"option name {self.name} type combo default {self.default} {vars_}"
+        if self.kind == "float":
+            return f"option name {self.name} type string default {format_float(self.default)}"
+        if self.kind == "button":
+            return f"option name {self.name} type button"
+        return f"option name {self.name} type string default {self.default if self.default != '' else '<empty>'}"
+
+    def parse(self, text: str | None) -> Any:
+        """The typed value of ``setoption ... value TEXT``, or OptionError saying why not."""
+        if self.kind == "button":
+            return True
+        if text is None:
+            if self.kind == "string":
+                return ""
+            raise OptionError(f"option {self.name} needs a value")
+        if self.kind == "check":
+            lowered = text.lower()
+            if lowered not in ("true", "false"):
+                raise OptionError(f"option {self.name} takes true or false, not {text!r}")
+            return lowered == "true"
+        if self.kind in ("spin", "float"):
+            try:
+                value = int(text) if self.kind == "spin" else float(text)
+            except ValueError:
+                wanted = "an integer" if self.kind == "spin" else "a number"
+                raise OptionError(f"option {self.name} takes {wanted}, not {text!r}") from None
+            if value != value or not (self.min <= value <= self.max):  # NaN or out of range
+                raise OptionError(f"option {self.name} must be between {format_float(self.min)} "
+                                  f"and {format_float(self.max)}, not {text}")
+            return value
+        if self.kind == "combo":
+            for choice in self.choices:
+                if choice.lower() == text.lower():
+                    return choice
+            raise OptionError(f"option {self.name} takes one of {', '.join(self.choices)}, not {text!r}")
+        return "" if text == "<empty>" else text
+
+
+def format_float(x: float) -> str:
+    return f"{x:g}" if isinstance(x, float) else str(x)
+
+
+DEFAULT = "<default>"   # WeightsFile / BookFile value meaning "the file shipped in the package"
+
+OPTIONS: tuple[Option, ...] = (
+    Option("Hash", "spin", 64, "Transposition table (network-evaluation cache) size in MB.",
+           1, 65536),
+    Option("Threads", "spin", 1, "CPU threads for the network evaluator (the tree search is "
+           "one thread that batches leaves).", 1, max(1, os.cpu_count() or 1) * 4),
+    Option("MinibatchSize", "spin", 32, "Leaves gathered with virtual loss per network call.",
+           1, 1024),
+    Option("WeightsFile", "string", DEFAULT, "Network checkpoint; <default> is the network "
+           "shipped with zerochess, 'uniform' a weightless evaluator (for testing)."),
+    Option("Device", "combo", "auto", "Where the network runs.", choices=("auto", "cpu", "cuda")),
+    Option("MoveOverhead", "spin", 100, "Milliseconds kept back per move for the GUI and "
+           "pipes (raise it if the engine ever loses on time).", 0, 10000),
+    Option("MultiPV", "spin", 1, "Number of principal variations reported.", 1, 64),
+    Option("Ponder", "check", False, "Think on the opponent's time (the GUI decides when)."),
+    Option("UCI_ShowWDL", "check", False, "Add 'wdl W D L' (per mille) to info lines. Off by "
+           "default because some GUIs reject the token."),
+    Option("OwnBook", "check", False, "Play from the Polyglot opening book while it has moves."),
+    Option("BookFile", "string", DEFAULT, "Polyglot .bin for OwnBook; <default> is the book "
+           "shipped with zerochess."),
+    Option("Nodes", "spin", 0, "Fixed nodes per move, overriding the clock (0 = off); for "
+           "reproducible matches.", 0, 1_000_000_000),
+    Option("Temperature", "float", 0.0, "Choose the move by visit counts with this temperature "
+           "instead of the most visited (variety in matches); 0 = best move.", 0.0, 10.0),
+    Option("CPuct", "float", 1.745, "Exploration constant c_init in c(N) = c_init + c_factor * "
+           "ln((N + c_base) / c_base).", 0.0, 100.0),
+    Option("CPuctFactor", "float", 3.894, "Exploration growth c_factor.", 0.0, 100.0),
+    Option("CPuctBase", "float", 38739.0, "Exploration growth base c_base.", 1.0, 1e9),
+    Option("FpuReduction", "float", 0.33, "First-play urgency: an unvisited move's value is the "
+           "parent's value minus this times the square root of the visited policy mass.", -10.0, 10.0),
+    Option("PolicyTemperature", "float", 1.0, "Softmax temperature of the network's move priors.",
+           0.05, 10.0),
+    Option("LogFile", "string", "", "Write diagnostics to this file (they always go to stderr)."),
+)
+
+BY_NAME: dict[str, Option] = {o.name.lower(): o for o in OPTIONS}
+
+
+@dataclass
+class OptionValues:
+    """Current values, looked up case-insensitively as UCI requires."""
+    values: dict[str, Any] = field(default_factory=lambda: {o.name: o.default for o in OPTIONS})
+
+    def __getitem__(self, name: str) -> Any:
+        return self.values[BY_NAME[name.lower()].name]
+
+    def set(self, name: str, text: str | None) -> Option:
+        option = BY_NAME.get(name.strip().lower())
+        if option is None:
+            raise OptionError(f"no such option: {name!r}")
+        self.values[option.name] = option.parse(text)
+        return option

@@ -1,0 +1,140 @@
+"""What the UCI loop plays with: the evaluator, the search and the opening book.
+
+It turns option values into objects (loading the network when ``WeightsFile``/``Device``/
+``Threads`` change, re-configuring the search otherwise) and plays one move per ``go``.
+It prints nothing: reports go through the ``on_info`` callback the loop gives it.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Callable, Optional
+
+from zerochess.engine import Board
+from zerochess.search.params import SearchParams
+from zerochess.search.results import PVLine, SearchInfo, SearchLimits, SearchStats
+from zerochess.search.timeman import GoParams, Stopper
+from zerochess.uci.options import DEFAULT, OptionValues
+
+log = logging.getLogger("zerochess.uci")
+
+SHIPPED_BOOK = Path(__file__).resolve().parent.parent / "data" / "book.bin"
+
+
+class Player:
+    def __init__(self):
+        self.evaluator = None
+        self.search = None
+        self.book = None
+        self._evaluator_key = None
+        self._book_key = None
+        self.rng = random.Random(0)
+
+    # -- configuration ------------------------------------------------------------------
+    def configure(self, options: OptionValues) -> None:
+        """Bring evaluator, search and book in line with the options. Raises OSError or
+        ValueError (with a message for the user) and keeps the previous objects if a file
+        cannot be loaded."""
+        key = (options["WeightsFile"], options["Device"], options["Threads"],
+               options["PolicyTemperature"], options["MinibatchSize"])
+        if key != self._evaluator_key:
+            from zerochess.engine.evaluator import make_evaluator
+            spec = options["WeightsFile"]
+            started = time.perf_counter()
+            kwargs = {} if spec == "uniform" else {"policy_temperature": options["PolicyTemperature"]}
+            evaluator = make_evaluator(None if spec == DEFAULT else spec, device=options["Device"],
+                                       threads=options["Threads"], **kwargs)
+            log.info("evaluator %r ready in %.2f s", evaluator, time.perf_counter() - started)
+            self.evaluator, self._evaluator_key = evaluator, key
+            self.search = None
+        params = SearchParams(
+            cpuct_init=options["CPuct"], cpuct_factor=options["CPuctFactor"],
+            cpuct_base=options["CPuctBase"], fpu_reduction=options["FpuReduction"],
+            minibatch=options["MinibatchSize"], hash_mb=options["Hash"],
+            multipv=options["MultiPV"])
+        if self.search is None:
+            from zerochess.search.search import Search
+            self.search = Search(self.evaluator, params)
+        elif params != self.search.params:
+            self.search.configure(params)
+        book_key = (options["OwnBook"], options["BookFile"])
+        if book_key != self._book_key:
+            self.book = None
+            if options["OwnBook"]:
+                from zerochess.book.polyglot import BookProber
+                path = SHIPPED_BOOK if options["BookFile"] == DEFAULT else Path(options["BookFile"])
+                self.book = BookProber(path)
+            self._book_key = book_key
+
+    def new_game(self) -> None:
+        if self.search is not None:
+            self.search.new_game()
+        self.rng = random.Random(0)
+
+    # -- playing ------------------------------------------------------------------------
+    def stop(self) -> None:
+        if self.search is not None:
+            self.search.stop()
+
+    def restart_clock(self, stopper: Stopper) -> None:
+        """Nothing to do: the stopper is read through the job's getter at every batch."""
+
+    def play(self, board: Board, params: GoParams, get_stopper: Callable[[], Stopper],
+             options: OptionValues, on_info: Callable[[SearchInfo], None],
+             is_stopped: Callable[[], bool], clock_start: Callable[[], float] = time.perf_counter):
+        """Search ``board`` and return (best move, ponder move), UCI strings or None."""
+        legal = board.legal_moves()
+        if not legal:
+            # Checkmated or stalemated: say so, then `bestmove (none)`.
+            mate = board.is_check()
+            on_info(SearchInfo(nodes=0, nn_evals=0, cache_hits=0, hashfull=0, depth=0,
+                               seldepth=0, time=0.0, lines=[PVLine(
+                                   move="", visits=0, q=-1.0 if mate else 0.0,
+                                   wdl=(1.0, 0.0, 0.0) if mate else (0.0, 1.0, 0.0), cp=0,
+                                   mate=0 if mate else None, mate_plies=0 if mate else None, pv=[])]))
+            return None, None
+        if self.book is not None and not (params.ponder or params.infinite):
+            move = self.book.probe(board.fen(), self.rng)
+            if move is not None and move in legal:
+                log.info("book move %s", move)
+                return move, None
+
+        def should_stop(stats: SearchStats) -> bool:
+            stopper = get_stopper()
+            if stopper.unlimited:
+                return False
+            # elapsed counts from `go` (or `ponderhit`), not from when the thread started
+            return stopper.should_stop(replace(stats, elapsed=time.perf_counter() - clock_start()))
+
+        search = self.search
+        search.set_position(board)
+        limits = SearchLimits(nodes=None, should_stop=should_stop)
+        search.start(limits, on_info=on_info)
+        if is_stopped():  # a stop that arrived while the search was starting
+            search.stop()
+        result = search.wait()
+        best, ponder = result.best_move, result.ponder_move
+        if params.searchmoves and best not in params.searchmoves:
+            # the core searched everything; play the most visited of the allowed moves
+            allowed = {m: v for m, v in result.root_visits.items() if m in params.searchmoves}
+            best = max(allowed, key=allowed.get) if allowed else params.searchmoves[0]
+            ponder = None
+        temperature = options["Temperature"]
+        if temperature > 0 and not params.searchmoves:
+            best = self._sample(result.root_visits, temperature) or best
+            if best != result.best_move:
+                ponder = None
+        return best, ponder
+
+    def _sample(self, visits: dict[str, int], temperature: float) -> Optional[str]:
+        """A move drawn with probability proportional to visits^(1/temperature)."""
+        moves = [m for m, v in visits.items() if v > 0]
+        if not moves:
+            return None
+        top = max(visits[m] for m in moves)
+        weights = [(visits[m] / top) ** (1.0 / temperature) for m in moves]
+        return self.rng.choices(moves, weights=weights)[0]
