@@ -257,3 +257,18 @@ def test_params_are_validated():
     with pytest.raises(ValueError):
         SearchParams(dirichlet_fraction=1.5)
     assert SearchParams().cpuct(0) == pytest.approx(SearchParams().cpuct_init)
+
+
+def test_root_restriction_sends_every_visit_to_the_allowed_moves():
+    from zerochess.engine import Board
+    from zerochess.engine.evaluator import UniformEvaluator
+    from zerochess.search.search import Search, SearchLimits
+    search = Search(UniformEvaluator())
+    result = search.search(Board(), limits=SearchLimits(nodes=500, root_moves=("a2a3", "h2h3")))
+    visited = {m for m, v in result.root_visits.items() if v > 0}
+    assert visited == {"a2a3", "h2h3"}
+    assert sum(result.root_visits.values()) == result.nodes - 1  # the first visit expanded the root
+    assert result.best_move in ("a2a3", "h2h3")
+    # the restriction lasts one search only
+    result = search.search(Board(), nodes=500)
+    assert len({m for m, v in result.root_visits.items() if v > 0}) > 2

@@ -167,3 +167,15 @@ def test_special_moves_in_and_out(engine):
     lines = engine.expect("bestmove")
     assert lines[-1].split()[1] == "a1a8"
     assert "score mate 1" in lines[-2]
+
+
+def test_searchmoves_restricts_the_root(engine):
+    engine.send("position startpos")
+    engine.send("go nodes 2000 searchmoves a2a3 h2h3")
+    lines = engine.expect("bestmove")
+    assert lines[-1].split()[1] in ("a2a3", "h2h3")
+    engine.send("setoption name MultiPV value 4")
+    engine.send("go nodes 1000 searchmoves g1f3 b1c3")
+    lines = engine.expect("bestmove")
+    final = [l for l in lines if l.startswith("info depth")][-2:]
+    assert sorted(l.split(" pv ")[1].split()[0] for l in final) == ["b1c3", "g1f3"]

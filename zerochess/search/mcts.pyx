@@ -94,6 +94,14 @@ cdef inline void _undo_path(TreeData* t, int32_t idx) noexcept nogil:
         idx = t.nodes[idx].parent
 
 
+cdef inline bint _root_allowed(const TreeData* t, Move m) noexcept nogil:
+    cdef int32_t j
+    for j in range(t.n_root_allowed):
+        if t.root_allowed[j] == m:
+            return True
+    return False
+
+
 cdef int32_t _select(TreeData* t, int32_t idx, bint at_root) noexcept nogil:
     cdef Node* n = &t.nodes[idx]
     cdef Edge* e = &t.edges[n.first_edge]
@@ -114,6 +122,8 @@ cdef int32_t _select(TreeData* t, int32_t idx, bint at_root) noexcept nogil:
     fpu = parent_q - (t.fpu_reduction_root if at_root else t.fpu_reduction) * sqrt(visited_policy)
     cpuct *= sqrt(children if children > 1.0 else 1.0)
     for i in range(n.n_edges):
+        if at_root and t.n_root_allowed > 0 and not _root_allowed(t, e[i].move):
+            continue
         q = fpu
         started = 0.0
         if e[i].child >= 0:

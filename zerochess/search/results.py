@@ -123,6 +123,8 @@ class SearchLimits:
     full. ``should_stop`` is polled after every batch (a batch cannot be interrupted)."""
     nodes: Optional[int] = None
     should_stop: Optional[Callable[[SearchStats], bool]] = None
+    root_moves: tuple = ()
+    """UCI ``go searchmoves``: search only these root moves (UCI strings); empty = all."""
 
 
 def _line(tree, edges, i: int) -> PVLine:

@@ -136,6 +136,7 @@ class Search:
     def _loop(self, limits: SearchLimits, on_info) -> SearchResult:
         tree, params = self.tree, self.params
         tree.begin(limits.nodes if limits.nodes is not None else UNLIMITED)
+        tree.restrict_root(limits.root_moves)
         rng = np.random.default_rng(params.seed)
         start = last_info = time.perf_counter()
         batch_seconds, changes, last_best = 0.0, 0, -1

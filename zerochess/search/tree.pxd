@@ -52,6 +52,8 @@ ctypedef struct TreeData:
     int32_t n_hist         # length of the game-history part
     int32_t cap_hist
     TTData* tt             # may be NULL
+    Move root_allowed[256] # UCI `go searchmoves`: the only root moves selection may take
+    int32_t n_root_allowed # 0: every root move is allowed
     # parameters (copied from SearchParams)
     double cpuct_init
     double cpuct_factor

@@ -208,6 +208,7 @@ cdef class Tree:
             self.data.max_bytes = INITIAL_NODES * sizeof(Node) + INITIAL_EDGES * sizeof(Edge)
 
     cdef void _reset(self) except *:
+        self.data.n_root_allowed = 0
         self.data.n_nodes = 0
         self.data.n_edges = 0
         self.data.full = False
@@ -325,6 +326,17 @@ cdef class Tree:
         self.data.depth_sum = 0
         self.data.max_depth = 0
 
+    def restrict_root(self, moves=()):
+        """Let selection at the root take only these moves (UCI ``go searchmoves``); an
+        empty sequence lifts the restriction. Moves are UCI strings legal at the root."""
+        cdef int32_t n = 0
+        for uci in dict.fromkeys(moves):
+            if n >= 256:
+                break
+            self.data.root_allowed[n] = self.root_board.parse_uci(uci)
+            n += 1
+        self.data.n_root_allowed = n
+
     def add_playouts(self, long long playouts):
         """Raise this search's playout target (self-play: a fast search becoming full)."""
         self.data.target += playouts
@@ -412,6 +424,10 @@ cdef class Tree:
         cdef int i, j, n = r.n_edges if r.state == EXPANDED else 0
         cdef Edge* e = &self.data.edges[r.first_edge] if n else NULL
         order = list(range(n))
+        if self.data.n_root_allowed > 0:   # `searchmoves`: report only the searched moves
+            allowed = {self.data.root_allowed[j] for j in range(self.data.n_root_allowed)}
+            order = [i for i in order if e[i].move in allowed]
+            n = len(order)
         # selection sort of the first k: n <= 218 and k is small
         for i in range(min(k, n)):
             for j in range(i + 1, n):

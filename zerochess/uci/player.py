@@ -112,14 +112,14 @@ class Player:
 
         search = self.search
         search.set_position(board)
-        limits = SearchLimits(nodes=None, should_stop=should_stop)
+        limits = SearchLimits(nodes=None, should_stop=should_stop, root_moves=params.searchmoves)
         search.start(limits, on_info=on_info)
         if is_stopped():  # a stop that arrived while the search was starting
             search.stop()
         result = search.wait()
         best, ponder = result.best_move, result.ponder_move
         if params.searchmoves and best not in params.searchmoves:
-            # the core searched everything; play the most visited of the allowed moves
+            # only when the search was stopped before its first playout
             allowed = {m: v for m, v in result.root_visits.items() if m in params.searchmoves}
             best = max(allowed, key=allowed.get) if allowed else params.searchmoves[0]
             ponder = None
