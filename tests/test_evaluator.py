@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from zerochess.engine.api import Network, fresh_network
+from zerochess.engine.api import Network, fresh_network, load_network, shipped_network_path
 from zerochess.engine.board import Board
 from zerochess.engine.checkpoint import CheckpointError
 from zerochess.engine.encoding import encode_board, legal_move_indices
@@ -136,6 +136,22 @@ def test_reduced_precisions_stay_close_to_fp32(precision, max_kl, max_wdl):
     kl = np.add.reduceat(ref_p * (np.log(ref_p) - np.log(priors)), offsets[:-1])
     assert kl.max() < max_kl
     assert np.abs(wdl - ref_w).max() < max_wdl
+
+
+@pytest.mark.skipif(not shipped_network_path().is_file(), reason="no shipped network yet")
+def test_default_precision_is_faithful_on_the_shipped_network():
+    """The CPU default's acceptance bar, on trained weights: mean policy KL to fp32 < 1e-3
+    and WDL within 1e-2 (re-checked whenever a new network ships)."""
+    net = load_network(None, device="cpu")
+    tokens, legal, offsets = BATCH
+    ref_p, ref_w = TorchEvaluator(net, "cpu", precision="fp32").evaluate(tokens, legal, offsets)
+    ev = TorchEvaluator(net, "cpu")
+    priors, wdl = ev.evaluate(tokens, legal, offsets)
+    kl = np.add.reduceat(ref_p * (np.log(ref_p) - np.log(priors)), offsets[:-1])
+    assert kl.mean() < 1e-3 and np.abs(wdl - ref_w).max() < 1e-2
+    if ev.precision == "bf16":  # the heads stay fp32 (see TorchEvaluator._prepare)
+        assert next(ev.model.policy_head.parameters()).dtype == torch.float32
+        assert ev.model.layers[0].qkv.weight.dtype == torch.bfloat16
 
 
 def test_default_precision_on_this_machine():

@@ -17,6 +17,7 @@ SUBCOMMANDS = {
     "book": "zerochess.book.cli:book",
     "match": "zerochess.match.cli:match",
     "perft": "zerochess.tools.perft:perft",
+    "train": "zerochess.train.cli:train",
     "uci": "zerochess.uci.cli:uci",
 }
 

@@ -107,7 +107,8 @@ def tune_malloc() -> bool:
     forward, so each batch page-faults all its activations back in: measured here, that
     costs 25-30% of the small network's throughput at batch 16-256. Raising the mmap and
     trim thresholds once per process removes it (the same effect Intel's PyTorch CPU guide
-    gets from jemalloc/tcmalloc). Process-wide and idempotent; returns False where glibc
+    gets from jemalloc/tcmalloc). The price: the heap keeps the largest batch's activations
+    (a few hundred MB for ``small`` at batch 256). Process-wide and idempotent; returns False where glibc
     is absent (macOS, Windows, musl), which only costs speed.
     """
     global _MALLOC_TUNED
@@ -143,16 +144,26 @@ def default_precision(device: "torch.device") -> str:
     """The fastest precision that stayed faithful in benchmarks/bench_network.py.
 
     CUDA: fp16 (tensor cores, Lc0's choice). CPU: bf16 where oneDNN has native bf16
-    matmuls (AVX512-BF16/AMX), measured ~2.3x fp32 with policy KL well under 1e-3 (see
-    docs/network.md); fp32 elsewhere, because emulated bf16 is slower than fp32.
+    matmuls (AVX512-BF16/AMX), measured ~2.3x fp32 with a mean policy KL to fp32 of 3.7e-4
+    and WDL within 4e-3 on the first trained network (docs/network.md; single positions
+    can deviate more: max KL 3.6e-2); fp32 elsewhere, because emulated bf16 is slower.
     """
     import torch
 
     if device.type == "cuda":
         return "fp16"
-    if device.type == "cpu" and torch.ops.mkldnn._is_mkldnn_bf16_supported():
+    if device.type == "cpu" and _native_bf16():
         return "bf16"
     return "fp32"
+
+
+def _native_bf16() -> bool:
+    import torch
+
+    try:  # a private probe; treat its absence in some torch build as "no native bf16"
+        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    except (AttributeError, RuntimeError):
+        return False
 
 
 class TorchEvaluator:
@@ -225,9 +236,13 @@ class TorchEvaluator:
                     model, {torch.nn.Linear}, dtype=torch.qint8
                 )
         elif self.precision in ("bf16", "fp16"):
-            # Whole-model cast rather than autocast: measured faster on CPU (no per-op
-            # casts), and LayerNorm/softmax in bf16/fp16 stayed within the tolerances.
+            # The trunk (all but ~1-3% of the FLOPs) is cast whole rather than autocast:
+            # measured faster on CPU (no per-op casts). The final norm and both heads stay
+            # fp32: a trained network's policy logits span many units, and rounding them to
+            # bf16's 8-bit mantissa alone pushed the policy KL past 1e-3 (docs/network.md).
             model = model.to(torch.bfloat16 if self.precision == "bf16" else torch.float16)
+            for part in (model.norm, model.policy_head, model.value_head):
+                part.float()
         model = model.to(self.device)
         if compile:
             mode = "reduce-overhead" if self.device.type == "cuda" else None

@@ -256,7 +256,9 @@ class ChessTransformer(nn.Module):
         x = self.tok_embed(tokens.long()) + self.position_embedding()  # (B, T, C)
         for layer in self.layers:
             x = layer(x)  # (B, T, C)
-        x = self.norm(x)  # (B, T, C)
+        # Reduced-precision inference may keep the final norm and heads in fp32 (see
+        # TorchEvaluator); the cast is a no-op when the whole model shares one dtype.
+        x = self.norm(x.to(self.norm.weight.dtype))  # (B, T, C)
         pooled = x.mean(dim=1)  # (B, C)
         return self.policy_head(x, pooled), self.value_head(pooled)  # (B, P), (B, 3)
 

@@ -1,0 +1,221 @@
+"""Phase-1 data: random play, shards, the generate pipeline and the batch loader."""
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+from zerochess.engine import Board, encode_board, index_to_move, legal_move_indices
+from zerochess.train.dataset import epoch_order, iterate_batches, load_split
+from zerochess.train.generate import GenerateConfig, generate
+from zerochess.train.randomplay import (KIND_MATE, KIND_RANDOM, TRUNCATED, PlayConfig,
+                                        _capture_value, play_game)
+from zerochess.train.shards import ALL_ARRAYS, FORMAT_VERSION, ShardError, load_shard, write_shard
+
+PLAY = PlayConfig(max_plies=60, min_plies=4)
+CFG = GenerateConfig(games=12, seed=7, games_per_shard=4, val_fraction=0.25, play=PLAY)
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory):
+    out = tmp_path_factory.mktemp("data") / "d"
+    generate(CFG, out, workers=1)
+    return out
+
+
+def shard_arrays(path):
+    sh = load_shard(path)
+    return {k: np.asarray(sh[k]) for k in ALL_ARRAYS}
+
+
+def test_samples_replay_as_legal_games(dataset):
+    """Every random-play sample is the position reached by the previous samples' moves, with
+    the board's own tokens and legal moves; mate samples' moves really mate."""
+    sh = load_shard(dataset / "train-00000")
+    off, idx = sh["legal_offsets"], sh["legal_indices"]
+    checked = mates = 0
+    for g in np.unique(sh["game"]):
+        rows = np.nonzero(sh["game"] == g)[0]
+        board = before = Board()
+        for r in rows:
+            # A position's mate-in-1 samples follow its random-play sample.
+            here = before if sh["kind"][r] == KIND_MATE else board
+            assert np.array_equal(sh["tokens"][r], encode_board(here))
+            assert np.array_equal(idx[off[r]:off[r + 1]], legal_move_indices(here))
+            assert sh["ply"][r] == len(here)
+            if sh["kind"][r] == KIND_MATE:
+                b = here.copy()
+                b.push_uci(index_to_move(b, int(sh["move"][r])))
+                assert b.is_checkmate() and sh["outcome"][r] == 1
+                mates += 1
+            else:
+                before = board.copy()
+                board.push_uci(index_to_move(board, int(sh["move"][r])))
+                checked += 1
+        gi = list(sh["game_index"]).index(g)
+        assert sh["game_plies"][gi] == len(board)
+    assert checked > 50 and mates > 0
+
+
+def test_outcome_is_from_the_side_to_move(dataset):
+    sh = load_shard(dataset / "train-00001")
+    result = dict(zip(sh["game_index"].tolist(), sh["game_result"].tolist()))
+    rnd = sh["kind"] == KIND_RANDOM
+    white = sh["ply"] % 2 == 0
+    expected = np.array([result[g] for g in sh["game"]]) * np.where(white, 1, -1)
+    assert np.array_equal(sh["outcome"][rnd], expected[rnd])
+
+
+def test_split_is_by_game_and_metadata_counts(dataset):
+    meta = json.loads((dataset / "metadata.json").read_text())
+    assert meta["status"] == "complete"
+    splits = {n: s["split"] for n, s in meta["shards"].items()}
+    assert sorted(splits.values()).count("val") == 1 and len(splits) == 3
+    games = {sp: set() for sp in ("train", "val")}
+    for name, sp in splits.items():
+        games[sp] |= set(np.asarray(load_shard(dataset / name)["game"]).tolist())
+    assert games["train"] and games["val"] and not games["train"] & games["val"]
+    assert len(load_split(dataset, "train")) == meta["samples"]["train"]
+
+
+def test_same_output_for_any_number_of_workers(dataset, tmp_path):
+    generate(CFG, tmp_path / "d2", workers=2)
+    for name in ("train-00000", "train-00001", "val-00002"):
+        a, b = shard_arrays(dataset / name), shard_arrays(tmp_path / "d2" / name)
+        for k in ALL_ARRAYS:
+            assert np.array_equal(a[k], b[k]), (name, k)
+
+
+def test_killed_run_continues_and_cleans_up(dataset, tmp_path):
+    out = tmp_path / "d"
+
+    def die_after_first_shard(n):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        generate(CFG, out, workers=1, progress=die_after_first_shard)
+    assert json.loads((out / "metadata.json").read_text())["status"] == "in-progress"
+    with pytest.raises(ShardError, match="incomplete"):
+        load_split(out, "train")
+    made = [p.name for p in out.iterdir() if p.is_dir()]
+    assert made == ["train-00000"]
+    (out / "val-00002.tmp-999").mkdir()  # a writer killed mid-shard
+    (out / "val-00002.tmp-999" / "tokens.npy").write_bytes(b"partial")
+    meta = generate(CFG, out, workers=1)
+    assert meta["status"] == "complete" and not list(out.glob("*.tmp-*"))
+    for name in ("train-00000", "train-00001", "val-00002"):
+        a, b = shard_arrays(dataset / name), shard_arrays(out / name)
+        assert all(np.array_equal(a[k], b[k]) for k in ALL_ARRAYS)
+
+
+def test_other_settings_on_an_existing_directory_are_refused(dataset, tmp_path):
+    shutil.copytree(dataset, tmp_path / "d")
+    other = GenerateConfig(games=12, seed=8, games_per_shard=4, val_fraction=0.25, play=PLAY)
+    with pytest.raises(ShardError, match="other settings") as e:
+        generate(other, tmp_path / "d")
+    assert "metadata.json" in str(e.value)
+
+
+def test_shard_round_trip(tmp_path):
+    rng = np.random.default_rng(0)
+    n, g = 5, 2
+    arrays = {
+        "tokens": rng.integers(0, 44, (n, 72)).astype(np.uint8),
+        "move": np.arange(n, dtype=np.int16),
+        "outcome": np.array([1, -1, 0, 1, 0], np.int8),
+        "kind": np.array([0, 0, 1, 0, 0], np.uint8),
+        "game": np.array([3, 3, 3, 4, 4], np.int32),
+        "ply": np.array([0, 1, 1, 0, 1], np.int16),
+        "p_max": np.full(n, 0.5, np.float32),
+        "p_top5": np.ones(n, np.float32),
+        "legal_offsets": np.array([0, 2, 3, 3, 6, 7], np.int64),
+        "legal_indices": np.arange(7, dtype=np.int16),
+        "game_index": np.array([3, 4], np.int32),
+        "game_plies": np.array([2, 2], np.int16),
+        "game_result": np.array([1, 0], np.int8),
+        "game_end": np.array([1, TRUNCATED], np.uint8),
+    }
+    write_shard(tmp_path / "s", arrays, {"split": "train"})
+    sh = load_shard(tmp_path / "s")
+    assert sh.header["format_version"] == FORMAT_VERSION and sh.split == "train" and len(sh) == n
+    for k, a in arrays.items():
+        assert sh[k].dtype == a.dtype and np.array_equal(sh[k], a), k
+    assert isinstance(sh["tokens"], np.memmap)
+    bad = dict(arrays, move=arrays["move"].astype(np.int32))
+    with pytest.raises(ValueError, match="move.npy"):
+        write_shard(tmp_path / "t", bad, {})
+    assert not (tmp_path / "t").exists()
+
+
+def test_version_mismatch_names_the_header(dataset, tmp_path):
+    shutil.copytree(dataset / "train-00000", tmp_path / "s")
+    header = json.loads((tmp_path / "s" / "shard.json").read_text())
+    header["format_version"] = FORMAT_VERSION + 1
+    (tmp_path / "s" / "shard.json").write_text(json.dumps(header))
+    with pytest.raises(ShardError, match="version") as e:
+        load_shard(tmp_path / "s")
+    assert str(tmp_path / "s" / "shard.json") in str(e.value)
+
+
+@pytest.mark.parametrize("damage", ["flip", "truncate"])
+def test_corrupt_shard_names_the_file(dataset, tmp_path, damage):
+    shutil.copytree(dataset, tmp_path / "d")
+    f = tmp_path / "d" / "train-00001" / "legal_indices.npy"
+    data = bytearray(f.read_bytes())
+    if damage == "flip":
+        data[-1] ^= 0xFF
+    else:
+        data = data[: len(data) // 2]
+    f.write_bytes(bytes(data))
+    with pytest.raises(ShardError) as e:
+        load_split(tmp_path / "d", "train")
+    assert str(f) in str(e.value)
+
+
+def test_batches_gather_the_right_samples(dataset):
+    data = load_split(dataset, "train")
+    it = iterate_batches(data, batch_size=16, seed=3)
+    b = next(it)
+    order = epoch_order(len(data), 3, 0)[:16]
+    flat_tokens = np.concatenate([np.asarray(s["tokens"]) for s in data.shards])
+    flat_move = np.concatenate([np.asarray(s["move"]) for s in data.shards])
+    assert np.array_equal(b.tokens, flat_tokens[order])
+    assert np.array_equal(b.move, flat_move[order])
+    assert b.legal[np.arange(16), b.move].all()  # the target is always legal
+    counts = b.legal.sum(1)
+    lens = np.concatenate([np.diff(np.asarray(s["legal_offsets"])) for s in data.shards])
+    assert np.array_equal(counts, lens[order])
+    assert set(np.unique(b.wdl)) <= {0, 1, 2}
+    # Resuming the iterator at (epoch 0, batch 1) gives what the uninterrupted one gives next.
+    b2 = next(it)
+    b2r = next(iterate_batches(data, 16, 3, start_epoch=0, start_index=1))
+    assert np.array_equal(b2.tokens, b2r.tokens) and np.array_equal(b2.legal, b2r.legal)
+
+
+def test_pure_random_sampler_probabilities():
+    pure = PlayConfig(capture_weight=1.0, check_weight=1.0, mate_in_one=False, max_plies=30)
+    g = play_game(1, 0, pure)
+    n_legal = np.array([len(a) for a in g.legal])
+    assert np.allclose(g.p_max, 1.0 / n_legal)
+    biased = play_game(1, 0, PlayConfig(max_plies=30))
+    assert (biased.p_max >= 1.0 / np.array([len(a) for a in biased.legal]) - 1e-7).all()
+
+
+def test_mvv_lva_prefers_the_most_valuable_victim():
+    board = Board("4k3/8/8/3q4/4P3/8/8/3QK3 w - - 0 1")  # e4xd5 (PxQ) and d1xd5 (QxQ)
+    pxq = _capture_value(board, "e4d5", mvv_lva=True)
+    qxq = _capture_value(board, "d1d5", mvv_lva=True)
+    assert pxq > qxq > 1.0
+    assert _capture_value(board, "d1d5", mvv_lva=False) == 1.0
+    assert _capture_value(board, "e1f2", mvv_lva=True) == 0.0
+    ep = Board("4k3/8/8/3pP3/8/8/8/4K3 w - d6 0 1")
+    assert _capture_value(ep, "e5d6", mvv_lva=False) == 1.0
+
+
+def test_game_truncation_and_min_length():
+    g = play_game(3, 1, PlayConfig(max_plies=12, min_plies=1))
+    assert g.plies == 12 and g.end == TRUNCATED and g.result == 0
+    assert play_game(3, 1, PlayConfig(max_plies=12, min_plies=12)) is not None
+    with pytest.raises(ValueError, match="min_plies"):
+        PlayConfig(max_plies=5, min_plies=6)

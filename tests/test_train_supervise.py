@@ -1,0 +1,204 @@
+"""Phase-1 training: loss, metrics, schedule, config, exact resume, report and the CLI."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from click.testing import CliRunner
+
+from zerochess.cli import main
+from zerochess.engine.checkpoint import load_checkpoint
+from zerochess.engine.network import ChessTransformer, NetworkConfig
+from zerochess.train.config import SuperviseConfig
+from zerochess.train.generate import GenerateConfig, generate
+from zerochess.train.legalgen import legal_generation_test
+from zerochess.train.losses import LossWeights, MetricSums, phase1_loss
+from zerochess.train.randomplay import PlayConfig
+from zerochess.train.report import make_report
+from zerochess.train.supervise import ResumeError, Trainer, lr_factor
+
+# Budget for every training run here: a few steps of the tiny network on a few hundred samples.
+TINY = SuperviseConfig(preset="tiny", batch_size=32, steps=8, warmup_steps=2, threads=1,
+                       val_max_samples=64, legal_gen_games=2, legal_gen_moves=3,
+                       log_every_steps=1, save_every_steps=100, dropout=0.1)
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    out = tmp_path_factory.mktemp("data") / "d"
+    cfg = GenerateConfig(games=8, seed=11, games_per_shard=2, val_fraction=0.25,
+                         play=PlayConfig(max_plies=40, min_plies=4))
+    generate(cfg, out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def smoke_run(data, tmp_path_factory):
+    run = tmp_path_factory.mktemp("runs") / "run"
+    summary = Trainer(TINY, data, run).run()
+    return run, summary
+
+
+def read_metrics(run):
+    return [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines()]
+
+
+def batch(b=4, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    logits = torch.randn(b, 4168, generator=g)
+    legal = torch.rand(b, 4168, generator=g) < 0.01
+    move = torch.stack([torch.nonzero(row)[0, 0] for row in legal])
+    wdl_logits = torch.randn(b, 3, generator=g)
+    wdl = torch.tensor([0, 1, 2, 1][:b])
+    return logits, wdl_logits, move, wdl, legal
+
+
+def test_loss_parts_match_their_definitions():
+    logits, wdl_logits, move, wdl, legal = batch()
+    weights = LossWeights(2.0, 3.0, 0.5, illegal_penalty="mass")
+    total, parts = phase1_loss(logits, wdl_logits, move, wdl, legal, weights)
+    masked_ce = F.cross_entropy(logits.masked_fill(~legal, -1e9), move)
+    mass = (torch.softmax(logits, -1) * ~legal).sum(-1).mean()
+    value = F.cross_entropy(wdl_logits, wdl)
+    assert torch.allclose(parts["policy_loss"], masked_ce, atol=1e-5)
+    assert torch.allclose(parts["illegal_mass"], mass, atol=1e-5)
+    assert torch.allclose(total, 2 * masked_ce + 3 * value + 0.5 * mass, atol=1e-5)
+
+
+def test_log_penalty_plus_masked_ce_is_the_unmasked_ce():
+    logits, wdl_logits, move, wdl, legal = batch()
+    total, _ = phase1_loss(logits, wdl_logits, move, wdl, legal,
+                           LossWeights(1.0, 0.0, 1.0, illegal_penalty="log"))
+    assert torch.allclose(total, F.cross_entropy(logits, move), atol=1e-5)
+
+
+def test_metrics_on_a_handmade_batch():
+    legal = torch.zeros(2, 4168, dtype=torch.bool)
+    legal[0, [10, 11, 12]] = True
+    legal[1, [20, 21]] = True
+    logits = torch.full((2, 4168), -20.0)
+    logits[0, 11] = 5.0  # sample 0: top-1 legal and equal to the target
+    logits[1, 99] = 5.0  # sample 1: raw top-1 illegal; masked top-1 is 20 or 21
+    logits[1, 21] = 1.0
+    move = torch.tensor([11, 20])
+    wdl = torch.tensor([2, 1])
+    wdl_logits = torch.tensor([[-9.0, -9.0, 9.0], [0.0, 0.0, 0.0]])
+    m = MetricSums(LossWeights())
+    m.update(logits, wdl_logits, move, wdl, legal, torch.tensor([0, 0], dtype=torch.uint8))
+    r = m.result()
+    assert r["legal_top1"] == 0.5 and r["exact"] == 0.5 and r["top5"] == 1.0
+    assert "mate_top1" not in r  # no mate samples in the batch
+    assert r["value_mse"] == pytest.approx(0.0, abs=1e-6)
+    assert 0.45 < r["illegal_mass"] < 0.5  # sample 1 puts ~98% on move 99
+
+
+def test_schedule_warms_up_then_decays_to_the_floor():
+    cfg = SuperviseConfig(warmup_steps=10, min_lr_ratio=0.1)
+    f = [lr_factor(s, 100, cfg) for s in range(100)]
+    assert f[0] == pytest.approx(0.1) and f[9] == pytest.approx(1.0)
+    assert all(a >= b for a, b in zip(f[10:], f[11:]))
+    assert lr_factor(100, 100, cfg) == pytest.approx(0.1)
+    # A short run caps the warm-up at a fifth of its steps so it still decays.
+    assert lr_factor(4, 20, SuperviseConfig(warmup_steps=1000)) == pytest.approx(1.0)
+
+
+def test_config_files_and_unknown_fields(tmp_path):
+    (tmp_path / "c.toml").write_text('preset = "small"\nlr = 3e-4\n')
+    (tmp_path / "c.json").write_text('{"batch_size": 64, "policy_head": "attention"}')
+    assert SuperviseConfig.from_file(tmp_path / "c.toml").lr == 3e-4
+    assert SuperviseConfig.from_file(tmp_path / "c.json").policy_head == "attention"
+    (tmp_path / "bad.json").write_text('{"learning_rate": 1}')
+    with pytest.raises(ValueError, match=r"bad\.json.*learning_rate"):
+        SuperviseConfig.from_file(tmp_path / "bad.json")
+    with pytest.raises(ValueError, match="illegal_penalty"):
+        SuperviseConfig(illegal_penalty="huber")
+
+
+def test_smoke_run_writes_logs_metrics_and_checkpoints(data, smoke_run):
+    run, summary = smoke_run
+    assert summary["finished"] and summary["step"] == 8
+    recs = read_metrics(run)
+    train = [r for r in recs if r["type"] == "train"]
+    val = [r for r in recs if r["type"] == "val"]
+    assert [r["step"] for r in train] == list(range(1, 9))
+    assert val and val[-1]["step"] == 8
+    for k in ("legal_top1", "exact", "top5", "value_mse", "illegal_mass",
+              "legal_gen_raw_illegal", "legal_gen_masked_illegal"):
+        assert 0.0 <= val[-1][k] <= 1.0, k
+    assert val[-1]["legal_gen_masked_illegal"] == 0.0
+    for k in ("grad_policy_head", "grad_value_head", "grad_trunk", "loader_wait_share"):
+        assert math.isfinite(train[-1][k])
+    model, info = load_checkpoint(run / "final.pt")
+    assert info["metadata"]["step"] == 8 and info["metadata"]["metrics"]["legal_top1"] >= 0
+    assert (run / "best.pt").exists() and (run / "train.log").read_text()
+    with pytest.raises(ResumeError, match="--resume"):
+        Trainer(TINY, data, run)
+
+
+def test_resume_after_a_kill_reproduces_the_next_step(data, tmp_path):
+    """Kill after step 3, resume: step 4's loss and the weights after it are bit-identical to
+    the uninterrupted run's (dropout on, so the RNG state matters too)."""
+    full, split = tmp_path / "full", tmp_path / "split"
+    cfg = TINY.replace(steps=12, stop_after_steps=4)
+    Trainer(cfg, data, full).run()
+    Trainer(cfg.replace(stop_after_steps=3), data, split).run()
+    Trainer(cfg, data, split, resume=True).run()
+    a = [r for r in read_metrics(full) if r["type"] == "train"]
+    b = [r for r in read_metrics(split) if r["type"] == "train"]
+    assert [r["step"] for r in b] == [1, 2, 3, 4]
+    assert a[3]["loss"] == b[3]["loss"] and a[3]["grad_trunk"] == b[3]["grad_trunk"]
+    sa = torch.load(full / "resume.pt", weights_only=True)
+    sb = torch.load(split / "resume.pt", weights_only=True)
+    assert sa["step"] == sb["step"] == 4 and (sa["epoch"], sa["index"]) == (sb["epoch"], sb["index"])
+    for k, v in sa["model"].items():
+        assert torch.equal(v, sb["model"][k]), k
+    assert sa["optimizer"]["state"][0]["exp_avg"].equal(sb["optimizer"]["state"][0]["exp_avg"])
+    # And a resumed run refuses a changed config.
+    with pytest.raises(ResumeError, match="lr"):
+        Trainer(cfg.replace(lr=5e-3), data, split, resume=True)
+
+
+def test_legal_generation_test_on_an_untrained_network():
+    torch.manual_seed(0)
+    model = ChessTransformer(NetworkConfig.preset("tiny"))
+    r = legal_generation_test(model, n_games=3, n_moves=4, seed=1)
+    assert r["moves"] == 12 and r["masked_illegal_rate"] == 0.0
+    assert r["raw_illegal_rate"] > 0.5  # near-uniform over 4168 indices: almost always illegal
+
+
+def test_report_writes_plots_and_summary(smoke_run):
+    run, _ = smoke_run
+    text, pngs = make_report(run)
+    assert {p.name for p in pngs} == {"losses.png", "validation.png", "speed.png"}
+    assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in pngs)
+    assert "legal_top1" in text and "target > 0.95" in text
+    assert (run / "summary.txt").read_text().strip() == text
+
+
+def test_cli_generate_supervise_resume_report(tmp_path):
+    r = CliRunner()
+    d, run = str(tmp_path / "d"), str(tmp_path / "run")
+    res = r.invoke(main, ["train", "generate", "--games", "6", "--out", d, "--games-per-shard", "2",
+                          "--max-plies", "30", "--seed", "2"])
+    assert res.exit_code == 0, res.output
+    assert "train" in res.output and "decisive_share" in res.output
+    cfg = tmp_path / "c.json"
+    cfg.write_text(json.dumps({**TINY.to_dict(), "steps": 6, "stop_after_steps": 3}))
+    res = r.invoke(main, ["train", "supervise", "--data", d, "--out", run, "--config", str(cfg)])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout.strip().splitlines()[-1])["step"] == 3
+    cfg.write_text(json.dumps({**TINY.to_dict(), "steps": 6}))
+    res = r.invoke(main, ["train", "supervise", "--data", d, "--out", run, "--config", str(cfg), "--resume"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout.strip().splitlines()[-1])["finished"] is True
+    res = r.invoke(main, ["train", "report", run])
+    assert res.exit_code == 0 and "validation.png" in res.output
+    # A damaged shard is reported by file name, not with a traceback.
+    f = tmp_path / "d" / "train-00000" / "tokens.npy"
+    f.write_bytes(f.read_bytes()[:-3])
+    res = r.invoke(main, ["train", "supervise", "--data", d, "--out", str(tmp_path / "r2"),
+                          "--config", str(cfg)])
+    assert res.exit_code == 1 and str(f) in res.output

@@ -1,0 +1,117 @@
+"""`zerochess train ...`: the command-line face of phase 1 (the only printer in train/)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+
+@click.group()
+def train():
+    """Phase-1 training: generate random-play data, supervise a network, report on a run."""
+
+
+@train.command()
+@click.option("--games", type=click.IntRange(min=1), required=True, help="Random games to play.")
+@click.option("--out", "out", type=click.Path(file_okay=False), required=True, help="Data set directory.")
+@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Worker processes (the output does not depend on it).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Master seed.")
+@click.option("--games-per-shard", type=click.IntRange(min=1), default=250, show_default=True)
+@click.option("--val-fraction", type=click.FloatRange(0, 1, max_open=True), default=0.1, show_default=True)
+@click.option("--max-plies", type=click.IntRange(min=1), default=200, show_default=True,
+              help="Stop a game after this many positions (scored as a draw).")
+@click.option("--min-plies", type=click.IntRange(min=1), default=10, show_default=True,
+              help="Drop games that end sooner.")
+@click.option("--capture-weight", type=click.FloatRange(min=0, min_open=True), default=3.0, show_default=True)
+@click.option("--check-weight", type=click.FloatRange(min=0, min_open=True), default=2.0, show_default=True)
+@click.option("--mvv-lva/--no-mvv-lva", default=False, show_default=True,
+              help="Scale capture weights by MVV-LVA.")
+@click.option("--mate-in-one/--no-mate-in-one", default=True, show_default=True,
+              help="Add mate-in-1 samples labelled with their mating moves.")
+def generate(games, out, workers, seed, games_per_shard, val_fraction, max_plies, min_plies,
+             capture_weight, check_weight, mvv_lva, mate_in_one):
+    """Play random games and write them as shards to OUT (rerun the same command to finish
+    an interrupted run)."""
+    from tqdm import tqdm
+
+    from zerochess.train.generate import GenerateConfig, generate as run_generate
+    from zerochess.train.randomplay import PlayConfig
+    from zerochess.train.shards import ShardError
+
+    try:
+        play = PlayConfig(max_plies=max_plies, min_plies=min_plies, capture_weight=capture_weight,
+                          check_weight=check_weight, mvv_lva=mvv_lva, mate_in_one=mate_in_one)
+        cfg = GenerateConfig(games=games, seed=seed, games_per_shard=games_per_shard,
+                             val_fraction=val_fraction, play=play)
+    except ValueError as e:
+        raise click.UsageError(str(e)) from e
+    with tqdm(total=games, unit="game", desc="generate", file=sys.stderr) as bar:
+        try:
+            meta = run_generate(cfg, out, workers=workers, progress=bar.update)
+        except ShardError as e:
+            raise click.ClickException(str(e)) from e
+    click.echo(f"{out}: {meta['samples']['train']} train / {meta['samples']['val']} val samples "
+               f"in {len(meta['shards'])} shards")
+    click.echo(json.dumps(meta["stats"], sort_keys=True))
+    if "timing" in meta:
+        click.echo(json.dumps(meta["timing"], sort_keys=True))
+
+
+@train.command()
+@click.option("--data", "data", type=click.Path(exists=True, file_okay=False), required=True,
+              help="Data set directory from `train generate`.")
+@click.option("--out", "out", type=click.Path(file_okay=False), required=True, help="Run directory.")
+@click.option("--preset", default=None, help="Network preset (tiny, small, base); overrides --config.")
+@click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="JSON or TOML file of SuperviseConfig fields.")
+@click.option("--device", default=None, help="auto, cpu, cuda, cuda:N (overrides --config).")
+@click.option("--policy-head", type=click.Choice(["pooled", "attention"]), default=None)
+@click.option("--epochs", type=click.IntRange(min=1), default=None)
+@click.option("--steps", type=click.IntRange(min=1), default=None, help="Total steps (replaces --epochs).")
+@click.option("--batch-size", type=click.IntRange(min=1), default=None)
+@click.option("--threads", type=click.IntRange(min=0), default=None, help="torch CPU threads.")
+@click.option("--resume", is_flag=True, help="Continue the run in OUT exactly where it stopped.")
+def supervise(data, out, preset, config_file, device, policy_head, epochs, steps, batch_size,
+              threads, resume):
+    """Train a network on DATA, writing checkpoints, train.log and metrics.jsonl to OUT."""
+    from tqdm import tqdm
+
+    from zerochess.engine.checkpoint import CheckpointError
+    from zerochess.train.config import SuperviseConfig
+    from zerochess.train.shards import ShardError
+    from zerochess.train.supervise import ResumeError, Trainer
+
+    try:
+        cfg = SuperviseConfig.from_file(config_file) if config_file else SuperviseConfig()
+        cfg = cfg.replace(preset=preset, device=device, policy_head=policy_head, epochs=epochs,
+                          steps=steps, batch_size=batch_size, threads=threads)
+        trainer = Trainer(cfg, data, out, resume=resume)
+    except (ValueError, ShardError, ResumeError, CheckpointError) as e:
+        raise click.ClickException(str(e)) from e
+    with tqdm(total=trainer.total_steps, initial=trainer.step, unit="step", desc="supervise",
+              file=sys.stderr, dynamic_ncols=True) as bar:
+        def progress(step, postfix):
+            bar.update(step - bar.n)
+            bar.set_postfix({k: f"{v:.4g}" for k, v in postfix.items()}, refresh=False)
+        summary = trainer.run(progress)
+    click.echo(json.dumps(summary, sort_keys=True))
+
+
+@train.command()
+@click.argument("run_dir", type=click.Path(exists=True, file_okay=False))
+def report(run_dir):
+    """Plot RUN_DIR's losses and validation metrics (PNG) and print a short summary."""
+    from zerochess.train.report import ReportError, make_report
+
+    try:
+        summary, pngs = make_report(run_dir)
+    except ReportError as e:
+        raise click.ClickException(str(e)) from e
+    click.echo(summary)
+    for p in pngs:
+        click.echo(f"wrote {p}")
+
+

@@ -1,0 +1,118 @@
+"""`SuperviseConfig`: every setting of a phase-1 training run, with its reason.
+
+Defaults follow the seed (§1.5.2) except where a laptop CPU needs otherwise; a run's
+config is written to RUN_DIR/config.json and into every checkpoint. A file given with
+``--config`` (JSON or TOML, flat keys named as the fields) overrides the defaults; command
+line options override the file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+from dataclasses import asdict, dataclass, fields, replace
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class SuperviseConfig:
+    preset: str = "tiny"
+    """Network preset (zerochess.engine.network.PRESETS): tiny, small or base."""
+    policy_head: str | None = "attention"
+    """Policy head: "attention" (per-square; chosen on equal compute, docs/training.md),
+    "pooled" (the seed's MLP), or None for the preset's own."""
+    dropout: float | None = 0.0
+    """Dropout; None keeps the preset's. 0 because phase 1 sees each sample about once (no
+    overfitting to fight) and dropout doubles the CPU cost of a step."""
+    batch_size: int = 512
+    """Samples per optimizer step (seed: 512)."""
+    lr: float = 1e-3
+    """Peak AdamW learning rate (seed: 1e-3)."""
+    min_lr_ratio: float = 0.1
+    """The cosine schedule ends at lr * min_lr_ratio instead of 0, so late steps still learn."""
+    weight_decay: float = 0.01
+    """AdamW decoupled weight decay, applied to matrices and embeddings, not to biases/norms."""
+    warmup_steps: int = 1000
+    """Linear warm-up steps (seed: 1000); capped at a fifth of the run so short runs decay."""
+    epochs: int = 50
+    """Passes over the training split (seed: 50), unless `steps` is set."""
+    steps: int | None = None
+    """Total optimizer steps; when set it replaces `epochs` (for equal-compute comparisons)."""
+    grad_clip: float = 1.0
+    """Clip the global gradient norm to this (seed: 1.0); 0 disables."""
+    policy_weight: float = 1.0
+    """Weight of the legal-masked policy cross-entropy."""
+    value_weight: float = 1.0
+    """Weight of the WDL cross-entropy; raise it if value-head gradients are 10x smaller (§1.4.5)."""
+    illegal_weight: float = 1.0
+    """Weight of the illegal-move penalty (seed: 0.1 with the "mass" form)."""
+    illegal_penalty: str = "log"
+    """"mass": the raw policy's probability mass M on illegal moves (seed); "log": -log(1 - M),
+    which keeps a strong gradient while M is near 1 (see zerochess.train.losses)."""
+    seed: int = 0
+    """Seeds the weights, dropout and the data order."""
+    device: str = "auto"
+    """"auto" (CUDA if present, else CPU), "cpu", "cuda", "cuda:1", ..."""
+    amp: bool = True
+    """bf16 autocast on a GPU that supports it; ignored on the CPU (fp32 there)."""
+    threads: int = 0
+    """torch CPU threads; 0 keeps torch's default (all cores)."""
+    val_every_steps: int = 0
+    """Validate every this many steps as well as at each epoch's end; 0 = epoch ends only."""
+    val_max_samples: int = 20000
+    """Validation samples used (the first ones of the val split, a fixed set)."""
+    legal_gen_games: int = 100
+    """Games of the §1.6.1 legal-generation test at each validation (0 disables it)."""
+    legal_gen_moves: int = 50
+    """Plies per game of the legal-generation test."""
+    checkpoint_every_epochs: int = 5
+    """Keep an epoch-NNNN.pt network every this many epochs (seed: 5); best.pt on best val loss."""
+    save_every_steps: int = 200
+    """Write the resume state (resume.pt) every this many steps, and at every epoch end."""
+    log_every_steps: int = 20
+    """Train metrics (losses, lr, per-head gradient norms, speed) every this many steps."""
+    prefetch: int = 3
+    """Batches the loader thread prepares ahead of the trainer."""
+    stop_after_steps: int | None = None
+    """Stop after this step as if killed (schedule unchanged); for tests and split runs."""
+
+    def __post_init__(self) -> None:
+        positive = ("batch_size", "epochs", "save_every_steps", "log_every_steps", "prefetch",
+                    "checkpoint_every_epochs", "val_max_samples")
+        for name in positive:
+            if getattr(self, name) <= 0:
+                raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
+        if self.steps is not None and self.steps <= 0:
+            raise ValueError(f"steps must be positive, got {self.steps}")
+        if self.illegal_penalty not in ("mass", "log"):
+            raise ValueError(f"illegal_penalty must be 'mass' or 'log', got {self.illegal_penalty!r}")
+        if self.lr <= 0 or not 0 <= self.min_lr_ratio <= 1:
+            raise ValueError("need lr > 0 and 0 <= min_lr_ratio <= 1")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def replace(self, **changes) -> "SuperviseConfig":
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+    @classmethod
+    def from_dict(cls, d: dict, source: str = "config") -> "SuperviseConfig":
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(d) - known)
+        if unknown:
+            raise ValueError(f"{source}: unknown SuperviseConfig fields {unknown}")
+        return cls(**d)
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike) -> "SuperviseConfig":
+        """Read a flat JSON or TOML file of field values (by extension)."""
+        path = Path(path)
+        try:
+            text = path.read_text()
+            d = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
+        except (OSError, ValueError) as e:
+            raise ValueError(f"{path}: cannot read config: {e}") from e
+        if not isinstance(d, dict):
+            raise ValueError(f"{path}: config must be a table/object of fields")
+        return cls.from_dict(d, source=str(path))

@@ -1,0 +1,227 @@
+"""`zerochess train generate`: a phase-1 data set of random-play shards.
+
+Layout of a data set directory::
+
+    DIR/metadata.json        settings, status ("in-progress" | "complete"), per-shard counts,
+                             data-quality statistics (format "zerochess-dataset", version 1)
+    DIR/train-00000/ ...     shards (see shards.py); a shard holds the games
+    DIR/val-00009/   ...     [i * games_per_shard, (i + 1) * games_per_shard)
+
+The split is by game: a shard is wholly train or wholly validation, so no position of a
+validation game is seen in training. Each shard is one unit of work and depends only on
+(seed, shard index, settings), so the output is the same for any number of workers, and a
+run that was killed restarts by generating only the shards that do not exist yet.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+import os
+import shutil
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from zerochess.train.randomplay import END_REASONS, KIND_MATE, PlayConfig, play_game
+from zerochess.train.shards import ShardError, load_shard, write_json_atomic, write_shard
+
+DATASET_FORMAT = "zerochess-dataset"
+DATASET_VERSION = 1
+
+
+@dataclass(frozen=True)
+class GenerateConfig:
+    """What `zerochess train generate` makes; all of it is recorded in metadata.json."""
+
+    games: int
+    """Random games to play (games shorter than play.min_plies are dropped, not replaced)."""
+    seed: int = 0
+    """Master seed; game g is played from (seed, g) alone."""
+    games_per_shard: int = 250
+    """Games per shard: the unit of work, of atomic writing and of the train/val split."""
+    val_fraction: float = 0.1
+    """Share of shards (hence games) held out for validation, spread evenly over the run."""
+    play: PlayConfig = PlayConfig()
+    """How each game is played (randomplay.PlayConfig)."""
+
+    def __post_init__(self) -> None:
+        if self.games < 1 or self.games_per_shard < 1:
+            raise ValueError("games and games_per_shard must be positive")
+        if not 0.0 <= self.val_fraction < 1.0:
+            raise ValueError(f"val_fraction must be in [0, 1), got {self.val_fraction}")
+
+    @property
+    def n_shards(self) -> int:
+        return -(-self.games // self.games_per_shard)
+
+    def split_of(self, shard: int) -> str:
+        """'val' for an evenly spread val_fraction of the shards (at least one when there are
+        two or more), 'train' for the rest."""
+        n, f = self.n_shards, self.val_fraction
+        if f > 0 and n >= 2 and int(n * f) == 0 and shard == n - 1:
+            return "val"
+        return "val" if int((shard + 1) * f) > int(shard * f) else "train"
+
+    def shard_name(self, shard: int) -> str:
+        return f"{self.split_of(shard)}-{shard:05d}"
+
+    def settings(self) -> dict:
+        return {"games": self.games, "seed": self.seed, "games_per_shard": self.games_per_shard,
+                "val_fraction": self.val_fraction, "play": self.play.to_dict()}
+
+
+def build_shard_arrays(cfg: GenerateConfig, shard: int) -> dict[str, np.ndarray]:
+    """Play the shard's games and stack them into the arrays documented in shards.py."""
+    first = shard * cfg.games_per_shard
+    last = min(first + cfg.games_per_shard, cfg.games)
+    games = [(g, play_game(cfg.seed, g, cfg.play)) for g in range(first, last)]
+    games = [(g, x) for g, x in games if x is not None]
+    legal = [a for _, x in games for a in x.legal]
+    lengths = np.fromiter((len(a) for a in legal), dtype=np.int64, count=len(legal))
+    offsets = np.zeros(len(legal) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+
+    def cat(name: str, dtype, trail=()) -> np.ndarray:
+        parts = [getattr(x, name) for _, x in games]
+        return np.concatenate(parts).astype(dtype) if parts else np.zeros((0, *trail), dtype)
+
+    return {
+        "tokens": cat("tokens", np.uint8, (72,)),
+        "move": cat("move", np.int16),
+        "outcome": cat("outcome", np.int8),
+        "kind": cat("kind", np.uint8),
+        "game": (np.concatenate([np.full(len(x.move), g, np.int32) for g, x in games])
+                 if games else np.zeros(0, np.int32)),
+        "ply": cat("ply", np.int16),
+        "p_max": cat("p_max", np.float32),
+        "p_top5": cat("p_top5", np.float32),
+        "legal_offsets": offsets,
+        "legal_indices": (np.concatenate(legal).astype(np.int16) if legal else np.zeros(0, np.int16)),
+        "game_index": np.array([g for g, _ in games], dtype=np.int32),
+        "game_plies": np.array([x.plies for _, x in games], dtype=np.int16),
+        "game_result": np.array([x.result for _, x in games], dtype=np.int8),
+        "game_end": np.array([x.end for _, x in games], dtype=np.uint8),
+    }
+
+
+def _make_shard(job: tuple[GenerateConfig, int, str]) -> tuple[int, int, float]:
+    """Worker: build and atomically write one shard; returns (shard, games, seconds)."""
+    cfg, shard, out = job
+    t = time.perf_counter()
+    arrays = build_shard_arrays(cfg, shard)
+    write_shard(Path(out) / cfg.shard_name(shard), arrays,
+                {"split": cfg.split_of(shard), "shard": shard, "dataset_seed": cfg.seed})
+    first = shard * cfg.games_per_shard
+    return shard, min(cfg.games_per_shard, cfg.games - first), time.perf_counter() - t
+
+
+def _read_metadata(path: Path) -> dict | None:
+    if not path.exists():
+        return None
+    try:
+        meta = json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        raise ShardError(path, f"unreadable data set metadata: {e}") from e
+    if meta.get("format") != DATASET_FORMAT:
+        raise ShardError(path, "not a zerochess data set")
+    if meta.get("format_version") != DATASET_VERSION:
+        raise ShardError(path, f"data set format version {meta.get('format_version')!r}; "
+                         f"this zerochess reads version {DATASET_VERSION}")
+    return meta
+
+
+def generate(cfg: GenerateConfig, out: str | os.PathLike, workers: int = 1,
+             progress: Callable[[int], None] | None = None) -> dict:
+    """Generate (or finish generating) the data set in ``out``; returns its metadata.
+
+    ``progress(n)`` is called with the number of games each finished shard covered. Running
+    again with the same settings after a kill only makes the missing shards; different
+    settings on an existing directory are refused rather than mixed.
+    """
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    meta_path = out / "metadata.json"
+    meta = _read_metadata(meta_path)
+    if meta is not None and meta["settings"] != cfg.settings():
+        raise ShardError(meta_path, "the directory holds a data set made with other settings "
+                         f"({meta['settings']}); choose another --out")
+    if meta is None:
+        meta = {"format": DATASET_FORMAT, "format_version": DATASET_VERSION,
+                "status": "in-progress", "settings": cfg.settings(),
+                "created": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+        write_json_atomic(meta_path, meta)
+    for leftover in out.glob("*.tmp-*"):  # an interrupted writer's partial shard
+        shutil.rmtree(leftover) if leftover.is_dir() else leftover.unlink()
+
+    todo = [s for s in range(cfg.n_shards) if not (out / cfg.shard_name(s)).is_dir()]
+    pending = set(todo)
+    done_games = sum(min(cfg.games_per_shard, cfg.games - s * cfg.games_per_shard)
+                     for s in range(cfg.n_shards) if s not in pending)
+    if progress and done_games:
+        progress(done_games)
+    t0 = time.perf_counter()
+    busy = 0.0
+    jobs = [(cfg, s, str(out)) for s in todo]
+    if workers <= 1 or len(jobs) <= 1:
+        results = map(_make_shard, jobs)
+        pool = None
+    else:
+        # fork where the platform has it (fast start); spawn elsewhere (Windows).
+        method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
+        pool = mp.get_context(method).Pool(min(workers, len(jobs)))
+        results = pool.imap_unordered(_make_shard, jobs)
+    try:
+        for _, n_games, seconds in results:
+            busy += seconds
+            if progress:
+                progress(n_games)
+    finally:
+        if pool is not None:
+            pool.terminate()
+            pool.join()
+    wall = time.perf_counter() - t0
+    meta.update(summarize(out, cfg))
+    meta["status"] = "complete"
+    meta["completed"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    if todo:  # timing of this run (a resumed run times only the shards it made)
+        made = sum(meta["shards"][cfg.shard_name(s)]["samples"] for s in todo)
+        meta["timing"] = {"workers": workers, "wall_seconds": round(wall, 2),
+                          "samples_made": made,
+                          "samples_per_second_per_core": round(made / busy, 1) if busy else None}
+    write_json_atomic(meta_path, meta)
+    return meta
+
+
+def summarize(out: Path, cfg: GenerateConfig) -> dict:
+    """Per-shard counts and the data-quality figures of the seed's risk 2 table."""
+    shards, ends, lengths, results, kinds, pmax, p5 = {}, {}, [], [], [], [], []
+    totals = {"train": 0, "val": 0}
+    for s in range(cfg.n_shards):
+        sh = load_shard(out / cfg.shard_name(s), verify=False)
+        shards[cfg.shard_name(s)] = {"split": sh.split, "samples": len(sh), "games": sh.header["games"]}
+        totals[sh.split] += len(sh)
+        lengths.append(np.asarray(sh["game_plies"]))
+        results.append(np.asarray(sh["game_result"]))
+        for e in np.asarray(sh["game_end"]):
+            ends[END_REASONS[int(e)]] = ends.get(END_REASONS[int(e)], 0) + 1
+        kind = np.asarray(sh["kind"])
+        kinds.append(kind)
+        pmax.append(np.asarray(sh["p_max"])[kind == 0])
+        p5.append(np.asarray(sh["p_top5"])[kind == 0])
+    lengths, results, kinds = np.concatenate(lengths), np.concatenate(results), np.concatenate(kinds)
+    n_games = len(lengths)
+    stats = {
+        "games_kept": n_games,
+        "mean_game_plies": round(float(lengths.mean()), 2) if n_games else 0.0,
+        "decisive_share": round(float((results != 0).mean()), 4) if n_games else 0.0,
+        "end_reasons": ends,
+        "mate_in_one_samples": int((kinds == KIND_MATE).sum()),
+        "exact_accuracy_ceiling": round(float(np.concatenate(pmax).mean()), 4) if len(kinds) else 0.0,
+        "top5_accuracy_ceiling": round(float(np.concatenate(p5).mean()), 4) if len(kinds) else 0.0,
+    }
+    return {"shards": shards, "samples": totals, "stats": stats}

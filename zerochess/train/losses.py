@@ -1,0 +1,96 @@
+"""The phase-1 loss (seed §1.5.1 with risk 3's masking) and the validation metrics (§1.5.3).
+
+Policy cross-entropy is taken over the legal moves only (illegal logits masked to -inf
+before the softmax): the search only ever asks for priors over legal moves, so that is the
+distribution worth fitting. Legality itself is taught by a separate penalty on the
+probability mass M the raw (unmasked) softmax puts on illegal moves, so the network also
+learns the rules, which the masked term alone would never reward. Two forms:
+
+* ``"mass"``: M itself (the seed's form, weight 0.1). Its gradient is proportional to the
+  probabilities involved, so it is tiny while M is near 1, i.e. at the start of training.
+* ``"log"``: -log(1 - M), the cross-entropy of "the move is legal". Masked CE plus this at
+  weight 1 is exactly the unmasked cross-entropy of the seed's §1.5.1 code, split into a
+  "which legal move" and a "legal at all" part; its gradient stays large while M is large.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+
+
+@dataclass(frozen=True)
+class LossWeights:
+    policy: float = 1.0
+    value: float = 1.0
+    illegal: float = 1.0
+    illegal_penalty: str = "log"  # "log" (-log(1 - M)) or "mass" (M, the seed's, with weight 0.1)
+
+
+def phase1_loss(policy_logits: torch.Tensor, wdl_logits: torch.Tensor, move: torch.Tensor,
+                wdl: torch.Tensor, legal: torch.Tensor, w: LossWeights
+                ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """Total loss and its parts (detached) for one batch.
+
+    policy_logits (B, P), wdl_logits (B, 3), move (B,) target index, wdl (B,) class
+    0/1/2, legal (B, P) bool. Computed in fp32 even under autocast.
+    """
+    logits = policy_logits.float()  # (B, P)
+    masked = logits.masked_fill(~legal, float("-inf"))  # (B, P)
+    policy_loss = F.cross_entropy(masked, move)
+    log_p = torch.log_softmax(logits, dim=-1)  # (B, P)
+    log_legal = torch.logsumexp(log_p.masked_fill(~legal, float("-inf")), dim=-1)  # (B,) log(1 - M)
+    illegal_mass = (-torch.expm1(log_legal)).mean()
+    penalty = illegal_mass if w.illegal_penalty == "mass" else -log_legal.mean()
+    value_loss = F.cross_entropy(wdl_logits.float(), wdl)
+    total = w.policy * policy_loss + w.value * value_loss + w.illegal * penalty
+    parts = {"policy_loss": policy_loss.detach(), "value_loss": value_loss.detach(),
+             "illegal_mass": illegal_mass.detach()}
+    return total, parts
+
+
+class MetricSums:
+    """Accumulates the §1.5.3 validation metrics over batches; ``result()`` averages them.
+
+    legal_top1: the raw policy's argmax is a legal move.
+    exact / top5: the target is the masked (legal-only) policy's argmax / among its five
+    largest, on random-play samples (kind 0); mate_top1 is exact accuracy on mate-in-1
+    samples (kind 1).
+    value_mse: (P(win) - P(loss) - outcome)^2, on all samples.
+    illegal_mass: raw softmax mass on illegal moves.
+    """
+
+    def __init__(self, weights: LossWeights) -> None:
+        self.w = weights
+        self.s: dict[str, float] = {}
+        self.n: dict[str, int] = {}
+
+    def _add(self, name: str, total: float, count: int) -> None:
+        self.s[name] = self.s.get(name, 0.0) + total
+        self.n[name] = self.n.get(name, 0) + count
+
+    @torch.no_grad()
+    def update(self, policy_logits, wdl_logits, move, wdl, legal, kind) -> None:
+        b = move.shape[0]
+        logits = policy_logits.float()
+        loss, parts = phase1_loss(logits, wdl_logits, move, wdl, legal, self.w)
+        self._add("loss", float(loss) * b, b)
+        for k, v in parts.items():
+            self._add(k, float(v) * b, b)
+        self._add("legal_top1", float(legal.gather(1, logits.argmax(1, keepdim=True)).sum()), b)
+        masked = logits.masked_fill(~legal, float("-inf"))
+        top5 = masked.topk(5, dim=1).indices  # (B, 5)
+        hit1 = top5[:, 0] == move
+        hit5 = (top5 == move[:, None]).any(1)
+        rnd, mate = kind == 0, kind == 1
+        self._add("exact", float((hit1 & rnd).sum()), int(rnd.sum()))
+        self._add("top5", float((hit5 & rnd).sum()), int(rnd.sum()))
+        self._add("mate_top1", float((hit1 & mate).sum()), int(mate.sum()))
+        p = torch.softmax(wdl_logits.float(), dim=-1)
+        value = p[:, 2] - p[:, 0]
+        self._add("value_mse", float(((value - (wdl - 1).float()) ** 2).sum()), b)
+
+    def result(self) -> dict[str, float]:
+        return {k: self.s[k] / self.n[k] for k in self.s if self.n[k]}

@@ -1,0 +1,375 @@
+"""`zerochess train supervise`: phase-1 supervised training with exact resume.
+
+A run directory holds::
+
+    config.json      the SuperviseConfig and network config of the run
+    train.log        human-readable log (what the progress bar showed, and more)
+    metrics.jsonl    one JSON object per line: {"type": "train", ...} every log_every_steps,
+                     {"type": "val", ...} at every validation (plotted by `train report`)
+    resume.pt        full training state: model, AdamW, schedule, RNG states (torch, numpy,
+                     python), data position (epoch, batch index; the order is a function of
+                     seed and epoch), best validation loss
+    best.pt          network checkpoint (zerochess.engine.checkpoint) at best validation loss
+    epoch-NNNN.pt    network checkpoint every checkpoint_every_epochs epochs
+    final.pt         network checkpoint at the end of the run
+
+Exactness of ``--resume``: nothing but dropout draws from the global torch RNG (the data
+order is a pure function of (seed, epoch), the legal-generation test has its own
+generator), so restoring the RNG states, the weights, AdamW's moments, the schedule and the
+data position makes step k + 1 after a kill identical to step k + 1 of an uninterrupted run.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import random
+import time
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import torch
+
+from zerochess.engine.checkpoint import save_checkpoint
+from zerochess.engine.network import ChessTransformer, NetworkConfig, param_count
+from zerochess.train.config import SuperviseConfig
+from zerochess.train.dataset import (Batch, PositionSet, Prefetcher, data_fingerprint,
+                                     iterate_batches, load_split)
+from zerochess.train.legalgen import legal_generation_test
+from zerochess.train.losses import LossWeights, MetricSums, phase1_loss
+
+log = logging.getLogger("zerochess.train")
+
+RESUME_FORMAT = "zerochess-train-state"
+RESUME_VERSION = 1
+
+
+class ResumeError(ValueError):
+    """A run cannot be started or resumed as asked; the message says why and what to do."""
+
+
+def resolve_device(name: str) -> torch.device:
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(name)
+
+
+def network_config(cfg: SuperviseConfig) -> NetworkConfig:
+    overrides = {k: v for k, v in (("policy_head", cfg.policy_head), ("dropout", cfg.dropout))
+                 if v is not None}
+    return NetworkConfig.preset(cfg.preset, **overrides)
+
+
+def make_optimizer(model: torch.nn.Module, cfg: SuperviseConfig) -> torch.optim.AdamW:
+    """AdamW with weight decay on matrices and embeddings only (nanoGPT's grouping)."""
+    decay = [p for p in model.parameters() if p.dim() >= 2]
+    no_decay = [p for p in model.parameters() if p.dim() < 2]
+    groups = [{"params": decay, "weight_decay": cfg.weight_decay},
+              {"params": no_decay, "weight_decay": 0.0}]
+    return torch.optim.AdamW(groups, lr=cfg.lr, betas=(0.9, 0.95))
+
+
+def lr_factor(step: int, total: int, cfg: SuperviseConfig) -> float:
+    """Linear warm-up to 1, then cosine decay to min_lr_ratio at ``total`` steps."""
+    warmup = max(1, min(cfg.warmup_steps, total // 5))
+    if step < warmup:
+        return (step + 1) / warmup
+    t = min(1.0, (step - warmup) / max(1, total - warmup))
+    return cfg.min_lr_ratio + (1 - cfg.min_lr_ratio) * 0.5 * (1 + math.cos(math.pi * t))
+
+
+def grad_norms(model: ChessTransformer) -> dict[str, float]:
+    """L2 gradient norms of the policy head, the value head and the shared trunk (§1.4.5:
+    the two heads should stay within an order of magnitude of each other)."""
+    def norm(params) -> float:
+        gs = [p.grad.detach().float().norm() for p in params if p.grad is not None]
+        return float(torch.stack(gs).norm()) if gs else 0.0
+    heads = {id(p) for m in (model.policy_head, model.value_head) for p in m.parameters()}
+    return {"grad_policy_head": norm(model.policy_head.parameters()),
+            "grad_value_head": norm(model.value_head.parameters()),
+            "grad_trunk": norm(p for p in model.parameters() if id(p) not in heads)}
+
+
+def _rng_state() -> dict:
+    np_state = np.random.get_state(legacy=False)
+    py = random.getstate()
+    return {"torch": torch.get_rng_state(),
+            "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
+            "numpy": {"bit_generator": np_state["bit_generator"],
+                      "key": torch.from_numpy(np_state["state"]["key"].astype(np.int64)),
+                      "pos": int(np_state["state"]["pos"]),
+                      "has_gauss": int(np_state["has_gauss"]), "gauss": float(np_state["gauss"])},
+            "python": [py[0], list(py[1]), py[2]]}
+
+
+def _set_rng_state(s: dict) -> None:
+    torch.set_rng_state(s["torch"])
+    if s["cuda"] and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(s["cuda"])
+    n = s["numpy"]
+    np.random.set_state({"bit_generator": n["bit_generator"],
+                         "state": {"key": n["key"].numpy().astype(np.uint32), "pos": n["pos"]},
+                         "has_gauss": n["has_gauss"], "gauss": n["gauss"]})
+    random.setstate((s["python"][0], tuple(s["python"][1]), s["python"][2]))
+
+
+def _save_atomic(obj: dict, path: Path) -> None:
+    tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
+    with open(tmp, "wb") as f:
+        torch.save(obj, f)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+class Trainer:
+    """One phase-1 run in ``run_dir``; ``run()`` trains until the budget or stop step."""
+
+    def __init__(self, cfg: SuperviseConfig, data_dir: str | os.PathLike,
+                 run_dir: str | os.PathLike, resume: bool = False) -> None:
+        self.cfg = cfg
+        self.data_dir = Path(data_dir)
+        self.run_dir = Path(run_dir)
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        if cfg.threads:
+            torch.set_num_threads(cfg.threads)
+        self.device = resolve_device(cfg.device)
+        self.amp = cfg.amp and self.device.type == "cuda" and torch.cuda.is_bf16_supported()
+        self.train_set: PositionSet = load_split(self.data_dir, "train")
+        self.val_set: PositionSet = load_split(self.data_dir, "val")
+        self.fingerprint = data_fingerprint(self.data_dir)
+        self.steps_per_epoch = len(self.train_set) // cfg.batch_size
+        if self.steps_per_epoch == 0:
+            raise ValueError(f"batch_size {cfg.batch_size} exceeds the {len(self.train_set)} "
+                             f"training samples in {self.data_dir}")
+        self.total_steps = cfg.steps or cfg.epochs * self.steps_per_epoch
+        self.weights = LossWeights(cfg.policy_weight, cfg.value_weight, cfg.illegal_weight,
+                                   cfg.illegal_penalty)
+        self.net_cfg = network_config(cfg)
+
+        torch.manual_seed(cfg.seed)
+        self.model = ChessTransformer(self.net_cfg).to(self.device)
+        self.opt = make_optimizer(self.model, cfg)
+        self.sched = torch.optim.lr_scheduler.LambdaLR(
+            self.opt, lambda s: lr_factor(s, self.total_steps, cfg))
+        self.step, self.epoch, self.index = 0, 0, 0
+        self.best_val = math.inf
+        self.metrics_path = self.run_dir / "metrics.jsonl"
+        resume_path = self.run_dir / "resume.pt"
+        if not resume and resume_path.exists():
+            raise ResumeError(f"{self.run_dir} already holds a run; pass --resume to continue "
+                              "it or choose another run directory")
+        self._attach_log()
+        try:
+            if resume:
+                self._load_resume(resume_path)
+            else:
+                self.metrics_path.write_text("")
+        except BaseException:
+            self._detach_log()
+            raise
+        (self.run_dir / "config.json").write_text(json.dumps(
+            {"supervise": cfg.to_dict(), "network": self.net_cfg.to_dict(),
+             "data": str(self.data_dir), "data_fingerprint": self.fingerprint}, indent=1))
+
+    # -- bookkeeping -------------------------------------------------------------------
+    def _attach_log(self) -> None:
+        path = str(self.run_dir / "train.log")
+        if not any(getattr(h, "baseFilename", None) == os.path.abspath(path) for h in log.handlers):
+            h = logging.FileHandler(path)
+            h.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+            log.addHandler(h)
+        log.setLevel(logging.INFO)
+
+    def _detach_log(self) -> None:
+        path = os.path.abspath(self.run_dir / "train.log")
+        for h in list(log.handlers):
+            if getattr(h, "baseFilename", None) == path:
+                log.removeHandler(h)
+                h.close()
+
+    def _emit(self, record: dict) -> None:
+        with open(self.metrics_path, "a") as f:
+            f.write(json.dumps(record) + "\n")
+
+    def _state(self) -> dict:
+        return {"format": RESUME_FORMAT, "format_version": RESUME_VERSION,
+                "config": self.cfg.to_dict(), "data_fingerprint": self.fingerprint,
+                "model": self.model.state_dict(), "optimizer": self.opt.state_dict(),
+                "scheduler": self.sched.state_dict(), "rng": _rng_state(),
+                "step": self.step, "epoch": self.epoch, "index": self.index,
+                "best_val": self.best_val}
+
+    def save_resume(self) -> None:
+        _save_atomic(self._state(), self.run_dir / "resume.pt")
+
+    def _load_resume(self, path: Path) -> None:
+        if not path.exists():
+            raise ResumeError(f"{path}: nothing to resume (no resume.pt in the run directory)")
+        try:
+            s = torch.load(path, map_location="cpu", weights_only=True)
+        except Exception as e:
+            raise ResumeError(f"{path}: unreadable training state ({type(e).__name__}: {e})") from e
+        if s.get("format") != RESUME_FORMAT or s.get("format_version") != RESUME_VERSION:
+            raise ResumeError(f"{path}: not a zerochess training state of version {RESUME_VERSION}")
+        if s["data_fingerprint"] != self.fingerprint:
+            raise ResumeError(f"{path}: the run was trained on other data than {self.data_dir}")
+        keep = {"stop_after_steps", "device", "threads", "prefetch"}  # may change on resume
+        saved = {k: v for k, v in s["config"].items() if k not in keep}
+        now = {k: v for k, v in self.cfg.to_dict().items() if k not in keep}
+        if saved != now:
+            diff = sorted(k for k in now if saved.get(k) != now[k])
+            raise ResumeError(f"{path}: config differs from the saved run in {diff}")
+        self.model.load_state_dict(s["model"])
+        self.opt.load_state_dict(s["optimizer"])
+        self.sched.load_state_dict(s["scheduler"])
+        _set_rng_state(s["rng"])
+        self.step, self.epoch, self.index = s["step"], s["epoch"], s["index"]
+        self.best_val = s["best_val"]
+        # Drop metrics logged after the saved step: they will be logged again.
+        if self.metrics_path.exists():
+            lines = [ln for ln in self.metrics_path.read_text().splitlines()
+                     if ln.strip() and json.loads(ln)["step"] <= self.step]
+            self.metrics_path.write_text("".join(ln + "\n" for ln in lines))
+        log.info("resumed at step %d (epoch %d, batch %d)", self.step, self.epoch, self.index)
+
+    def save_network(self, name: str, metrics: dict | None = None) -> Path:
+        meta = {"step": self.step, "epoch": self.epoch, "data": str(self.data_dir),
+                "data_fingerprint": self.fingerprint, "train_samples": len(self.train_set),
+                "supervise": self.cfg.to_dict(), "metrics": metrics or {}}
+        return save_checkpoint(self.run_dir / name, self.model, meta)
+
+    # -- training ----------------------------------------------------------------------
+    def _to_device(self, b: Batch):
+        d = self.device
+        return (torch.from_numpy(b.tokens).to(d, non_blocking=True),
+                torch.from_numpy(b.move).to(d, non_blocking=True),
+                torch.from_numpy(b.wdl).to(d, non_blocking=True),
+                torch.from_numpy(b.legal).to(d, non_blocking=True),
+                torch.from_numpy(b.kind).to(d, non_blocking=True))
+
+    def _forward(self, tokens):
+        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.amp):
+            return self.model(tokens)
+
+    def train_step(self, b: Batch, with_norms: bool) -> dict[str, float]:
+        tokens, move, wdl, legal, _ = self._to_device(b)
+        self.model.train()
+        policy, value = self._forward(tokens)
+        loss, parts = phase1_loss(policy, value, move, wdl, legal, self.weights)
+        self.opt.zero_grad(set_to_none=True)
+        loss.backward()
+        out = {"loss": float(loss.detach()), **{k: float(v) for k, v in parts.items()}}
+        if with_norms:
+            out.update(grad_norms(self.model))
+        if self.cfg.grad_clip > 0:
+            out["grad_total"] = float(torch.nn.utils.clip_grad_norm_(
+                self.model.parameters(), self.cfg.grad_clip))
+        self.opt.step()
+        self.sched.step()
+        return out
+
+    @torch.no_grad()
+    def validate(self) -> dict[str, float]:
+        self.model.eval()
+        sums = MetricSums(self.weights)
+        n = min(len(self.val_set), self.cfg.val_max_samples)
+        for start in range(0, n, self.cfg.batch_size):
+            b = self.val_set.gather(np.arange(start, min(start + self.cfg.batch_size, n)))
+            tokens, move, wdl, legal, kind = self._to_device(b)
+            policy, value = self._forward(tokens)
+            sums.update(policy, value, move, wdl, legal, kind)
+        out = sums.result()
+        if self.cfg.legal_gen_games:
+            gen = legal_generation_test(self.model, self.cfg.legal_gen_games,
+                                        self.cfg.legal_gen_moves, seed=self.cfg.seed,
+                                        device=self.device)
+            out["legal_gen_raw_illegal"] = gen["raw_illegal_rate"]
+            out["legal_gen_masked_illegal"] = gen["masked_illegal_rate"]
+        self.model.train()
+        return out
+
+    def _validate_and_checkpoint(self, epoch_end: bool) -> dict:
+        metrics = self.validate()
+        self._emit({"type": "val", "step": self.step, "epoch": self.epoch, **metrics})
+        log.info("val step %d: %s", self.step, " ".join(f"{k}={v:.4g}" for k, v in metrics.items()))
+        if metrics["loss"] < self.best_val:
+            self.best_val = metrics["loss"]
+            self.save_network("best.pt", metrics)
+        if epoch_end and self.epoch % self.cfg.checkpoint_every_epochs == 0:
+            self.save_network(f"epoch-{self.epoch:04d}.pt", metrics)
+        return metrics
+
+    def run(self, progress: Callable[[int, dict], None] | None = None) -> dict:
+        """Train to ``total_steps`` (or ``stop_after_steps``); returns a summary.
+
+        ``progress(steps_done, postfix)`` is called after every step (the CLI's tqdm bar).
+        """
+        cfg = self.cfg
+        log.info("run %s: %s, %d params, %d train / %d val samples, %d steps (%d per epoch) on %s",
+                 self.run_dir, self.net_cfg, param_count(self.model), len(self.train_set),
+                 len(self.val_set), self.total_steps, self.steps_per_epoch, self.device)
+        stop = min(self.total_steps, cfg.stop_after_steps or self.total_steps)
+        loader = Prefetcher(iterate_batches(self.train_set, cfg.batch_size, cfg.seed,
+                                            self.epoch, self.index), depth=cfg.prefetch)
+        val: dict = {}
+        window_t = window_wait = 0.0
+        run_t = run_wait = 0.0
+        window_n = 0
+        start_step, wall0 = self.step, time.perf_counter()
+        try:
+            while self.step < stop:
+                t0 = time.perf_counter()
+                batch = next(loader)
+                t1 = time.perf_counter()
+                log_now = (self.step + 1) % cfg.log_every_steps == 0
+                out = self.train_step(batch, with_norms=log_now)
+                t2 = time.perf_counter()
+                self.step += 1
+                self.epoch, self.index = batch.epoch, batch.index + 1
+                epoch_end = self.index == self.steps_per_epoch
+                if epoch_end:
+                    self.epoch, self.index = self.epoch + 1, 0
+                window_t += t2 - t0
+                window_wait += t1 - t0
+                window_n += 1
+                if log_now:
+                    rec = {"type": "train", "step": self.step, "epoch": self.epoch,
+                           "lr": self.sched.get_last_lr()[0], **out,
+                           "samples_per_s": window_n * cfg.batch_size / window_t,
+                           "loader_wait_share": window_wait / window_t}
+                    self._emit(rec)
+                    run_t, run_wait = run_t + window_t, run_wait + window_wait
+                    window_t = window_wait = 0.0
+                    window_n = 0
+                do_val = (epoch_end or self.step == self.total_steps
+                          or (cfg.val_every_steps and self.step % cfg.val_every_steps == 0))
+                if do_val:
+                    val = self._validate_and_checkpoint(epoch_end)
+                if do_val or self.step % cfg.save_every_steps == 0 or self.step == stop:
+                    self.save_resume()
+                if progress:
+                    progress(self.step, {"loss": out["loss"], **{k: val[k] for k in
+                             ("legal_top1", "exact", "illegal_mass") if k in val}})
+        finally:
+            loader.close()
+        run_t, run_wait = run_t + window_t, run_wait + window_wait
+        if self.step == self.total_steps:
+            self.save_network("final.pt", val)
+        summary = {"step": self.step, "total_steps": self.total_steps, "finished":
+                   self.step == self.total_steps, "best_val_loss": self.best_val,
+                   "steps_this_run": self.step - start_step, "train_seconds": round(run_t, 2),
+                   "wall_seconds": round(time.perf_counter() - wall0, 2),
+                   "loader_wait_share": run_wait / run_t if run_t else 0.0, "val": val}
+        log.info("stopped at step %d: %s", self.step, summary)
+        self._detach_log()
+        return summary
+
+
+def supervise(cfg: SuperviseConfig, data_dir, run_dir, resume: bool = False,
+              progress: Callable[[int, dict], None] | None = None) -> dict:
+    """Train (or resume) a phase-1 run; see Trainer."""
+    return Trainer(cfg, data_dir, run_dir, resume=resume).run(progress)
