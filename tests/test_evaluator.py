@@ -48,9 +48,16 @@ def sharpen(model, seed=0):
     with torch.no_grad():
         for name, p in model.named_parameters():
             if p.dim() == 2:
-                std = 1.0 if "embed" in name else 1 / math.sqrt(p.shape[1])
+                # unit variance for the embedding tables, 1/sqrt(fan_in) for linear layers
+                # (the attention head's Linear is also called "embed")
+                is_table = "embed" in name and not name.startswith("policy_head.")
+                std = 1.0 if is_table else 1 / math.sqrt(p.shape[1])
                 p.copy_(torch.randn(p.shape, generator=g) * std)
-        model.policy_head.fc2.weight.mul_(4)
+        head = model.policy_head
+        if hasattr(head, "fc2"):     # pooled: the output layer
+            head.fc2.weight.mul_(4)
+        # attention: query x key of unit-variance vectors is already peaked; scaling it
+        # further drives priors below float32's range, which tests nothing
         model.value_head[-1].weight.mul_(4)
     return model
 
