@@ -11,7 +11,8 @@ from zerochess.train.dataset import epoch_order, iterate_batches, load_split
 from zerochess.train.generate import GenerateConfig, generate
 from zerochess.train.randomplay import (KIND_MATE, KIND_RANDOM, TRUNCATED, PlayConfig,
                                         _capture_value, play_game)
-from zerochess.train.shards import ALL_ARRAYS, FORMAT_VERSION, ShardError, load_shard, write_shard
+from zerochess.train.shards import (ALL_ARRAYS, FORMAT_VERSION, ShardError, load_shard,
+                                    write_shard)
 
 PLAY = PlayConfig(max_plies=60, min_plies=4)
 CFG = GenerateConfig(games=12, seed=7, games_per_shard=4, val_fraction=0.25, play=PLAY)
@@ -131,6 +132,7 @@ def test_shard_round_trip(tmp_path):
         "p_top5": np.ones(n, np.float32),
         "legal_offsets": np.array([0, 2, 3, 3, 6, 7], np.int64),
         "legal_indices": np.arange(7, dtype=np.int16),
+        "sampler_prob": np.array([0.25, 0.75, 1, 0.5, 0.25, 0.25, 1], np.float16),
         "game_index": np.array([3, 4], np.int32),
         "game_plies": np.array([2, 2], np.int16),
         "game_result": np.array([1, 0], np.int8),
@@ -145,7 +147,59 @@ def test_shard_round_trip(tmp_path):
     bad = dict(arrays, move=arrays["move"].astype(np.int32))
     with pytest.raises(ValueError, match="move.npy"):
         write_shard(tmp_path / "t", bad, {})
+    short = dict(arrays, sampler_prob=arrays["sampler_prob"][:-1])
+    with pytest.raises(ValueError, match="sampler_prob.npy"):
+        write_shard(tmp_path / "t", short, {})
+    with pytest.raises(ValueError, match="sampler_prob"):
+        write_shard(tmp_path / "t", {k: v for k, v in arrays.items() if k != "sampler_prob"}, {})
     assert not (tmp_path / "t").exists()
+
+
+def make_version_1(shard_dir):
+    """Turn a shard into what format version 1 wrote: no sampler_prob."""
+    (shard_dir / "sampler_prob.npy").unlink()
+    header = json.loads((shard_dir / "shard.json").read_text())
+    header["format_version"] = 1
+    del header["arrays"]["sampler_prob"]
+    (shard_dir / "shard.json").write_text(json.dumps(header))
+
+
+def test_version_1_shards_are_still_read(dataset, tmp_path):
+    shutil.copytree(dataset, tmp_path / "d")
+    for shard in sorted((tmp_path / "d").glob("*-0000*")):
+        make_version_1(shard)
+    sh = load_shard(tmp_path / "d" / "train-00000")
+    assert sh.header["format_version"] == 1 and "sampler_prob" not in sh
+    old, new = load_split(tmp_path / "d", "train"), load_split(dataset, "train")
+    assert not old.has_sampler_prob and new.has_sampler_prob
+    idx = np.arange(10)
+    a, b = old.gather(idx), new.gather(idx)
+    assert np.array_equal(a.tokens, b.tokens) and np.array_equal(a.legal, b.legal)
+    assert a.target is None
+    with pytest.raises(KeyError):
+        old.gather(idx, sampler_target=True)
+
+
+def test_sampler_prob_is_the_distribution_the_move_was_drawn_from(dataset):
+    """Per sample: a distribution over exactly its legal moves whose largest entry is p_max;
+    a mate-in-1 sample's is all on its mating move. The dense batch target matches."""
+    sh = load_shard(dataset / "train-00000")
+    off, prob = np.asarray(sh["legal_offsets"]), np.asarray(sh["sampler_prob"], np.float64)
+    idx = np.asarray(sh["legal_indices"])
+    for r in range(len(sh)):
+        p = prob[off[r]:off[r + 1]]
+        assert abs(p.sum() - 1) < 2e-3 and (p > 0).sum() >= 1
+        assert p.max() == pytest.approx(sh["p_max"][r], rel=1e-3)
+        if sh["kind"][r] == KIND_MATE:
+            assert p.max() == 1.0 and idx[off[r] + p.argmax()] == sh["move"][r]
+        else:
+            assert (p > 0).all()  # every legal move could have been drawn
+    data = load_split(dataset, "train")
+    b = data.gather(np.arange(len(data))[::7], sampler_target=True)
+    assert np.allclose(b.target.sum(1), 1.0, atol=1e-6)
+    assert (b.target[~b.legal] == 0).all() and (b.target[np.arange(len(b.move)), b.move] > 0).all()
+    mate = b.kind == KIND_MATE
+    assert mate.any() and (b.target[mate, b.move[mate]] == 1.0).all()
 
 
 def test_version_mismatch_names_the_header(dataset, tmp_path):
@@ -198,6 +252,7 @@ def test_pure_random_sampler_probabilities():
     g = play_game(1, 0, pure)
     n_legal = np.array([len(a) for a in g.legal])
     assert np.allclose(g.p_max, 1.0 / n_legal)
+    assert all(np.allclose(p, np.float16(1.0 / len(p))) for p in g.probs)
     biased = play_game(1, 0, PlayConfig(max_plies=30))
     assert (biased.p_max >= 1.0 / np.array([len(a) for a in biased.legal]) - 1e-7).all()
 

@@ -75,6 +75,62 @@ def test_log_penalty_plus_masked_ce_is_the_unmasked_ce():
     assert torch.allclose(total, F.cross_entropy(logits, move), atol=1e-5)
 
 
+def test_sampler_target_loss_is_the_hand_computed_cross_entropy():
+    """One position, legal moves 10, 11, 12 with logits 1, 2, 3 (every other index -5) and
+    sampler probabilities 0.2, 0.3, 0.5: the policy loss is -sum t log softmax([1, 2, 3])."""
+    logits = torch.full((1, 4168), -5.0)
+    logits[0, [10, 11, 12]] = torch.tensor([1.0, 2.0, 3.0])
+    legal = torch.zeros(1, 4168, dtype=torch.bool)
+    legal[0, [10, 11, 12]] = True
+    target = torch.zeros(1, 4168)
+    target[0, [10, 11, 12]] = torch.tensor([0.2, 0.3, 0.5])
+    z = math.exp(1) + math.exp(2) + math.exp(3)
+    expected = -(0.2 * (1 - math.log(z)) + 0.3 * (2 - math.log(z)) + 0.5 * (3 - math.log(z)))
+    wdl_logits, wdl, move = torch.zeros(1, 3), torch.tensor([1]), torch.tensor([11])
+    _, parts = phase1_loss(logits, wdl_logits, move, wdl, legal, LossWeights(), target)
+    assert parts["policy_loss"].item() == pytest.approx(expected, rel=1e-6)
+    # A one-hot target is the played-move loss; and with the "log" penalty at weight 1 the
+    # masked soft CE plus the penalty is the unmasked soft CE, as for the one-hot target.
+    onehot = F.one_hot(move, 4168).float()
+    _, p1 = phase1_loss(logits, wdl_logits, move, wdl, legal, LossWeights(), onehot)
+    _, p2 = phase1_loss(logits, wdl_logits, move, wdl, legal, LossWeights())
+    assert torch.allclose(p1["policy_loss"], p2["policy_loss"])
+    logits, wdl_logits, move, wdl, legal = batch()
+    soft = torch.rand(legal.shape) * legal
+    soft = soft / soft.sum(1, keepdim=True)
+    total, _ = phase1_loss(logits, wdl_logits, move, wdl, legal,
+                           LossWeights(1.0, 0.0, 1.0, illegal_penalty="log"), soft)
+    unmasked = -(soft * torch.log_softmax(logits, -1)).sum(-1).mean()
+    assert torch.allclose(total, unmasked, atol=1e-5)
+
+
+def test_sampler_target_smoke_run(data, tmp_path):
+    cfg = TINY.replace(policy_target="sampler", steps=4, dropout=0.0)
+    assert SuperviseConfig().policy_target == "sampler"  # the default
+    summary = Trainer(cfg, data, tmp_path / "run").run()
+    assert summary["finished"]
+    val = summary["val"]
+    assert math.isfinite(val["loss"]) and math.isfinite(val["played_ce"])
+    assert 0.0 <= val["legal_top1"] <= 1.0 and val["policy_loss"] != val["played_ce"]
+    with pytest.raises(ValueError, match="policy_target"):
+        SuperviseConfig(policy_target="visits")
+
+
+def test_sampler_target_refuses_version_1_data(data, tmp_path):
+    import shutil
+    shutil.copytree(data, tmp_path / "d")
+    for shard in (tmp_path / "d").glob("train-*"):
+        (shard / "sampler_prob.npy").unlink()
+        header = json.loads((shard / "shard.json").read_text())
+        header["format_version"] = 1
+        del header["arrays"]["sampler_prob"]
+        (shard / "shard.json").write_text(json.dumps(header))
+    with pytest.raises(ValueError, match="version 2"):
+        Trainer(TINY.replace(policy_target="sampler"), tmp_path / "d", tmp_path / "run")
+    played = TINY.replace(steps=1, policy_target="played")  # the one-hot target still works
+    Trainer(played, tmp_path / "d", tmp_path / "run2").run()
+
+
 def test_metrics_on_a_handmade_batch():
     legal = torch.zeros(2, 4168, dtype=torch.bool)
     legal[0, [10, 11, 12]] = True
@@ -196,6 +252,11 @@ def test_cli_generate_supervise_resume_report(tmp_path):
     assert json.loads(res.stdout.strip().splitlines()[-1])["finished"] is True
     res = r.invoke(main, ["train", "report", run])
     assert res.exit_code == 0 and "validation.png" in res.output
+    res = r.invoke(main, ["train", "evaluate", str(tmp_path / "run" / "final.pt"), "--data", d,
+                          "--config", str(cfg)])
+    assert res.exit_code == 0, res.output
+    final = load_checkpoint(tmp_path / "run" / "final.pt")[1]["metadata"]["metrics"]
+    assert json.loads(res.stdout)["legal_top1"] == final["legal_top1"]  # same val samples
     # A damaged shard is reported by file name, not with a traceback.
     f = tmp_path / "d" / "train-00000" / "tokens.npy"
     f.write_bytes(f.read_bytes()[:-3])

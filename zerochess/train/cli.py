@@ -69,13 +69,15 @@ def generate(games, out, workers, seed, games_per_shard, val_fraction, max_plies
               help="JSON or TOML file of SuperviseConfig fields.")
 @click.option("--device", default=None, help="auto, cpu, cuda, cuda:N (overrides --config).")
 @click.option("--policy-head", type=click.Choice(["pooled", "attention"]), default=None)
+@click.option("--policy-target", type=click.Choice(["sampler", "played"]), default=None,
+              help="Policy target: the sampler's distribution or the played move (overrides --config).")
 @click.option("--epochs", type=click.IntRange(min=1), default=None)
 @click.option("--steps", type=click.IntRange(min=1), default=None, help="Total steps (replaces --epochs).")
 @click.option("--batch-size", type=click.IntRange(min=1), default=None)
 @click.option("--threads", type=click.IntRange(min=0), default=None, help="torch CPU threads.")
 @click.option("--resume", is_flag=True, help="Continue the run in OUT exactly where it stopped.")
-def supervise(data, out, preset, config_file, device, policy_head, epochs, steps, batch_size,
-              threads, resume):
+def supervise(data, out, preset, config_file, device, policy_head, policy_target, epochs, steps,
+              batch_size, threads, resume):
     """Train a network on DATA, writing checkpoints, train.log and metrics.jsonl to OUT."""
     from tqdm import tqdm
 
@@ -86,8 +88,9 @@ def supervise(data, out, preset, config_file, device, policy_head, epochs, steps
 
     try:
         cfg = SuperviseConfig.from_file(config_file) if config_file else SuperviseConfig()
-        cfg = cfg.replace(preset=preset, device=device, policy_head=policy_head, epochs=epochs,
-                          steps=steps, batch_size=batch_size, threads=threads)
+        cfg = cfg.replace(preset=preset, device=device, policy_head=policy_head,
+                          policy_target=policy_target, epochs=epochs, steps=steps,
+                          batch_size=batch_size, threads=threads)
         trainer = Trainer(cfg, data, out, resume=resume)
     except (ValueError, ShardError, ResumeError, CheckpointError) as e:
         raise click.ClickException(str(e)) from e
@@ -98,6 +101,28 @@ def supervise(data, out, preset, config_file, device, policy_head, epochs, steps
             bar.set_postfix({k: f"{v:.4g}" for k, v in postfix.items()}, refresh=False)
         summary = trainer.run(progress)
     click.echo(json.dumps(summary, sort_keys=True))
+
+
+@train.command()
+@click.argument("checkpoint", type=click.Path(exists=True, dir_okay=False))
+@click.option("--data", "data", type=click.Path(exists=True, file_okay=False), required=True,
+              help="Data set directory; its val split is used.")
+@click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="SuperviseConfig file: val_max_samples, legal_gen_*, loss weights, policy_target.")
+@click.option("--threads", type=click.IntRange(min=0), default=None, help="torch CPU threads.")
+def evaluate(checkpoint, data, config_file, threads):
+    """Validate the network CHECKPOINT on DATA's held-out split; prints the metrics as JSON."""
+    from zerochess.engine.checkpoint import CheckpointError
+    from zerochess.train.config import SuperviseConfig
+    from zerochess.train.shards import ShardError
+    from zerochess.train.supervise import evaluate_checkpoint
+
+    try:
+        cfg = SuperviseConfig.from_file(config_file) if config_file else SuperviseConfig()
+        metrics = evaluate_checkpoint(checkpoint, data, cfg.replace(threads=threads))
+    except (ValueError, ShardError, CheckpointError) as e:
+        raise click.ClickException(str(e)) from e
+    click.echo(json.dumps(metrics, sort_keys=True))
 
 
 @train.command()

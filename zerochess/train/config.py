@@ -50,6 +50,11 @@ class SuperviseConfig:
     illegal_penalty: str = "log"
     """"mass": the raw policy's probability mass M on illegal moves (seed); "log": -log(1 - M),
     which keeps a strong gradient while M is near 1 (see zerochess.train.losses)."""
+    policy_target: str = "sampler"
+    """"sampler": cross-entropy to the sampler's whole distribution over the legal moves
+    (shards' sampler_prob, format version 2; mate-in-1 samples keep their mating move), chosen
+    on equal compute (docs/training.md); "played": one-hot on the played move (the seed's,
+    and the only choice for version-1 data)."""
     seed: int = 0
     """Seeds the weights, dropout and the data order."""
     device: str = "auto"
@@ -87,6 +92,8 @@ class SuperviseConfig:
             raise ValueError(f"steps must be positive, got {self.steps}")
         if self.illegal_penalty not in ("mass", "log"):
             raise ValueError(f"illegal_penalty must be 'mass' or 'log', got {self.illegal_penalty!r}")
+        if self.policy_target not in ("played", "sampler"):
+            raise ValueError(f"policy_target must be 'played' or 'sampler', got {self.policy_target!r}")
         if self.lr <= 0 or not 0 <= self.min_lr_ratio <= 1:
             raise ValueError("need lr > 0 and 0 <= min_lr_ratio <= 1")
 

@@ -34,6 +34,7 @@ class Batch:
     wdl: np.ndarray  # int64 [B] outcome class: 0 loss, 1 draw, 2 win (outcome + 1)
     kind: np.ndarray  # uint8 [B]
     legal: np.ndarray  # bool [B, POLICY_SIZE], True at the legal moves
+    target: np.ndarray | None = None  # float32 [B, POLICY_SIZE] sampler_prob target, rows sum to 1
     epoch: int = 0
     index: int = 0  # batch index within the epoch
 
@@ -51,14 +52,21 @@ class PositionSet:
     def __len__(self) -> int:
         return int(self.starts[-1])
 
-    def gather(self, idx: np.ndarray) -> Batch:
-        """The samples at global indices ``idx`` (any order), in that order."""
+    @property
+    def has_sampler_prob(self) -> bool:
+        """Whether every shard stores the sampler's distribution (shard format version >= 2)."""
+        return all("sampler_prob" in s for s in self.shards)
+
+    def gather(self, idx: np.ndarray, sampler_target: bool = False) -> Batch:
+        """The samples at global indices ``idx`` (any order), in that order; with
+        ``sampler_target`` also their dense sampler_prob policy targets."""
         b = len(idx)
         tokens = np.empty((b, 72), np.uint8)
         move = np.empty(b, np.int64)
         outcome = np.empty(b, np.int8)
         kind = np.empty(b, np.uint8)
         legal = np.zeros((b, POLICY_SIZE), dtype=bool)
+        target = np.zeros((b, POLICY_SIZE), dtype=np.float32) if sampler_target else None
         which = np.searchsorted(self.starts, idx, side="right") - 1
         for s in np.unique(which):
             rows = np.nonzero(which == s)[0]
@@ -73,8 +81,13 @@ class PositionSet:
             lens = end - begin
             # Flat positions of every legal move of every selected sample (CSR gather).
             flat = np.repeat(begin - np.cumsum(lens) + lens, lens) + np.arange(lens.sum())
-            legal[np.repeat(rows, lens), sh["legal_indices"][flat]] = True
-        return Batch(tokens, move, outcome.astype(np.int64) + 1, kind, legal)
+            at = (np.repeat(rows, lens), sh["legal_indices"][flat])
+            legal[at] = True
+            if target is not None:
+                target[at] = sh["sampler_prob"][flat]
+        if target is not None:  # undo float16 rounding: each row sums to exactly 1 again
+            target /= target.sum(1, keepdims=True)
+        return Batch(tokens, move, outcome.astype(np.int64) + 1, kind, legal, target)
 
 
 def load_split(data_dir: str | os.PathLike, split: str, verify: bool = True) -> PositionSet:
@@ -107,7 +120,7 @@ def epoch_order(n: int, seed: int, epoch: int) -> np.ndarray:
 
 
 def iterate_batches(data: PositionSet, batch_size: int, seed: int, start_epoch: int = 0,
-                    start_index: int = 0) -> Iterator[Batch]:
+                    start_index: int = 0, sampler_target: bool = False) -> Iterator[Batch]:
     """Batches from (start_epoch, start_index) on, forever; deterministic in seed."""
     per_epoch = len(data) // batch_size
     if per_epoch == 0:
@@ -116,7 +129,7 @@ def iterate_batches(data: PositionSet, batch_size: int, seed: int, start_epoch: 
     while True:
         order = epoch_order(len(data), seed, epoch)
         while index < per_epoch:
-            batch = data.gather(order[index * batch_size:(index + 1) * batch_size])
+            batch = data.gather(order[index * batch_size:(index + 1) * batch_size], sampler_target)
             batch.epoch, batch.index = epoch, index
             yield batch
             index += 1

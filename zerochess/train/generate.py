@@ -102,6 +102,8 @@ def build_shard_arrays(cfg: GenerateConfig, shard: int) -> dict[str, np.ndarray]
         "p_top5": cat("p_top5", np.float32),
         "legal_offsets": offsets,
         "legal_indices": (np.concatenate(legal).astype(np.int16) if legal else np.zeros(0, np.int16)),
+        "sampler_prob": (np.concatenate([p for _, x in games for p in x.probs]).astype(np.float16)
+                         if legal else np.zeros(0, np.float16)),
         "game_index": np.array([g for g, _ in games], dtype=np.int32),
         "game_plies": np.array([x.plies for _, x in games], dtype=np.int16),
         "game_result": np.array([x.result for _, x in games], dtype=np.int8),
@@ -197,9 +199,17 @@ def generate(cfg: GenerateConfig, out: str | os.PathLike, workers: int = 1,
     return meta
 
 
+def _row_entropy(sh) -> np.ndarray:
+    """Per sample, the entropy (nats) of its sampler_prob distribution."""
+    p = np.asarray(sh["sampler_prob"], dtype=np.float64)
+    off = np.asarray(sh["legal_offsets"])
+    terms = np.where(p > 0, -p * np.log(np.where(p > 0, p, 1.0)), 0.0)
+    return np.add.reduceat(terms, off[:-1])  # every position has at least one legal move
+
+
 def summarize(out: Path, cfg: GenerateConfig) -> dict:
     """Per-shard counts and the data-quality figures of the seed's risk 2 table."""
-    shards, ends, lengths, results, kinds, pmax, p5 = {}, {}, [], [], [], [], []
+    shards, ends, lengths, results, kinds, pmax, p5, ent = {}, {}, [], [], [], [], [], []
     totals = {"train": 0, "val": 0}
     for s in range(cfg.n_shards):
         sh = load_shard(out / cfg.shard_name(s), verify=False)
@@ -213,6 +223,8 @@ def summarize(out: Path, cfg: GenerateConfig) -> dict:
         kinds.append(kind)
         pmax.append(np.asarray(sh["p_max"])[kind == 0])
         p5.append(np.asarray(sh["p_top5"])[kind == 0])
+        if "sampler_prob" in sh and len(sh):
+            ent.append(_row_entropy(sh)[kind == 0])
     lengths, results, kinds = np.concatenate(lengths), np.concatenate(results), np.concatenate(kinds)
     n_games = len(lengths)
     stats = {
@@ -224,4 +236,6 @@ def summarize(out: Path, cfg: GenerateConfig) -> dict:
         "exact_accuracy_ceiling": round(float(np.concatenate(pmax).mean()), 4) if len(kinds) else 0.0,
         "top5_accuracy_ceiling": round(float(np.concatenate(p5).mean()), 4) if len(kinds) else 0.0,
     }
+    if ent:  # the least policy loss any network can reach on random-play samples (nats)
+        stats["sampler_entropy"] = round(float(np.concatenate(ent).mean()), 4)
     return {"shards": shards, "samples": totals, "stats": stats}

@@ -30,16 +30,22 @@ class LossWeights:
 
 
 def phase1_loss(policy_logits: torch.Tensor, wdl_logits: torch.Tensor, move: torch.Tensor,
-                wdl: torch.Tensor, legal: torch.Tensor, w: LossWeights
+                wdl: torch.Tensor, legal: torch.Tensor, w: LossWeights,
+                target: torch.Tensor | None = None
                 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """Total loss and its parts (detached) for one batch.
 
-    policy_logits (B, P), wdl_logits (B, 3), move (B,) target index, wdl (B,) class
-    0/1/2, legal (B, P) bool. Computed in fp32 even under autocast.
+    policy_logits (B, P), wdl_logits (B, 3), move (B,) played move index, wdl (B,) class
+    0/1/2, legal (B, P) bool; target (B, P) optional policy target distribution (zero off
+    the legal moves) replacing the one-hot on ``move``. Computed in fp32 even under autocast.
     """
     logits = policy_logits.float()  # (B, P)
     masked = logits.masked_fill(~legal, float("-inf"))  # (B, P)
-    policy_loss = F.cross_entropy(masked, move)
+    if target is None:
+        policy_loss = F.cross_entropy(masked, move)
+    else:
+        log_q = torch.log_softmax(masked, dim=-1).masked_fill(~legal, 0.0)  # 0 * -inf is NaN
+        policy_loss = -(target.float() * log_q).sum(-1).mean()
     log_p = torch.log_softmax(logits, dim=-1)  # (B, P)
     log_legal = torch.logsumexp(log_p.masked_fill(~legal, float("-inf")), dim=-1)  # (B,) log(1 - M)
     illegal_mass = (-torch.expm1(log_legal)).mean()
@@ -55,6 +61,8 @@ class MetricSums:
     """Accumulates the §1.5.3 validation metrics over batches; ``result()`` averages them.
 
     legal_top1: the raw policy's argmax is a legal move.
+    played_ce: the legal-masked cross-entropy of the played move, whatever the training
+    target (so runs with different targets compare on one number).
     exact / top5: the target is the masked (legal-only) policy's argmax / among its five
     largest, on random-play samples (kind 0); mate_top1 is exact accuracy on mate-in-1
     samples (kind 1).
@@ -72,15 +80,16 @@ class MetricSums:
         self.n[name] = self.n.get(name, 0) + count
 
     @torch.no_grad()
-    def update(self, policy_logits, wdl_logits, move, wdl, legal, kind) -> None:
+    def update(self, policy_logits, wdl_logits, move, wdl, legal, kind, target=None) -> None:
         b = move.shape[0]
         logits = policy_logits.float()
-        loss, parts = phase1_loss(logits, wdl_logits, move, wdl, legal, self.w)
+        loss, parts = phase1_loss(logits, wdl_logits, move, wdl, legal, self.w, target)
         self._add("loss", float(loss) * b, b)
         for k, v in parts.items():
             self._add(k, float(v) * b, b)
         self._add("legal_top1", float(legal.gather(1, logits.argmax(1, keepdim=True)).sum()), b)
         masked = logits.masked_fill(~legal, float("-inf"))
+        self._add("played_ce", float(F.cross_entropy(masked, move, reduction="sum")), b)
         top5 = masked.topk(5, dim=1).indices  # (B, 5)
         hit1 = top5[:, 0] == move
         hit5 = (top5 == move[:, None]).any(1)

@@ -9,6 +9,10 @@ mating move, so each position with a mate in 1 also yields one extra sample per 
 whose target is that move and whose outcome is a win, the unambiguous label that anchors
 the value head (§1.4.4).
 
+Each sample also keeps the exact distribution its move was drawn from (the normalised
+weights over the legal moves; for a mate-in-1 sample, all mass on its mating move), so the
+policy can be trained towards that distribution rather than towards the one draw.
+
 Every game depends only on ``(seed, game index)``, never on which worker plays it, so a
 data set is reproducible whatever the number of workers.
 """
@@ -75,6 +79,7 @@ class Game:
     tokens: np.ndarray  # uint8 [n, SEQ_LEN]
     move: np.ndarray  # int16 [n]
     legal: list  # n int16 arrays of legal policy indices
+    probs: list  # n float16 arrays aligned with ``legal``: the sample's target distribution
     outcome: np.ndarray  # int8 [n], from the side to move
     kind: np.ndarray  # uint8 [n]
     ply: np.ndarray  # int16 [n]
@@ -113,7 +118,7 @@ def play_game(seed: int, game_index: int, cfg: PlayConfig) -> Game | None:
     """Play one biased random game; None if it ended before ``cfg.min_plies``."""
     rng = game_rng(seed, game_index)
     board = Board()
-    tokens, moves, legal, kinds, plies, p_max, p_top5, white_to_move = [], [], [], [], [], [], [], []
+    tokens, moves, legal, probs, kinds, plies, p_max, p_top5, white_to_move = ([] for _ in range(9))
     ply = 0
     status = board.status()
     while status == Status.ONGOING and ply < cfg.max_plies:
@@ -139,12 +144,17 @@ def play_game(seed: int, game_index: int, cfg: PlayConfig) -> Game | None:
         choice = rng.choices(range(len(ucis)), weights=weights)[0]
         total = sum(weights)
         top = sorted(weights, reverse=True)
-        samples = [(int(idx[choice]), KIND_RANDOM, top[0] / total, sum(top[:5]) / total)]
-        samples += [(int(idx[i]), KIND_MATE, 1.0, 1.0) for i in mates]
-        for move, kind, pm, p5 in samples:
+        sampler = (np.array(weights, dtype=np.float64) / total).astype(np.float16)
+        samples = [(int(idx[choice]), KIND_RANDOM, top[0] / total, sum(top[:5]) / total, sampler)]
+        for i in mates:  # a mate-in-1 sample's target is its mating move, all mass on it
+            onehot = np.zeros(len(ucis), dtype=np.float16)
+            onehot[i] = 1.0
+            samples.append((int(idx[i]), KIND_MATE, 1.0, 1.0, onehot))
+        for move, kind, pm, p5, prob in samples:
             tokens.append(row)
             moves.append(move)
             legal.append(idx)
+            probs.append(prob)
             kinds.append(kind)
             plies.append(ply)
             p_max.append(pm)
@@ -167,6 +177,7 @@ def play_game(seed: int, game_index: int, cfg: PlayConfig) -> Game | None:
         tokens=np.stack(tokens).astype(np.uint8),
         move=np.array(moves, dtype=np.int16),
         legal=legal,
+        probs=probs,
         outcome=outcome,
         kind=kind,
         ply=np.array(plies, dtype=np.int16),

@@ -2,7 +2,7 @@
 
 A shard is a directory of plain ``.npy`` arrays plus ``shard.json``; ``np.load(...,
 mmap_mode="r")`` maps every array without reading it, so a data set larger than memory
-trains the same way as a small one. Format version 1, one row per sample unless noted:
+trains the same way as a small one. Format version 2, one row per sample unless noted:
 
 ==============  ===============  ============================================================
 array           dtype, shape     meaning
@@ -13,6 +13,11 @@ move            int16 [N]        policy index of the target move: the move playe
 legal_offsets   int64 [N + 1]    CSR offsets: sample i's legal moves are
                                  legal_indices[legal_offsets[i]:legal_offsets[i + 1]]
 legal_indices   int16 [L]        policy indices of the legal moves, in Board.legal_moves() order
+sampler_prob    float16 [L]      (version 2) aligned with legal_indices: the sample's policy
+                                 target over its legal moves. For a random-play sample, the
+                                 exact probability with which the biased sampler drew each
+                                 legal move (sums to 1 up to float16 rounding); for a mate-in-1
+                                 sample, 1 on its mating move and 0 elsewhere
 outcome         int8 [N]         game result from the side to move: -1 loss, 0 draw, +1 win
                                  (WDL class = outcome + 1); truncated games count as draws
 kind            uint8 [N]        0 = random-play move, 1 = mate-in-1 sample (outcome +1)
@@ -26,6 +31,10 @@ game_plies      int16 [G]        per game: positions played
 game_result     int8 [G]         per game: +1 White won, -1 Black won, 0 draw/truncated
 game_end        uint8 [G]        per game: Status value, 6 = truncated (randomplay.END_REASONS)
 ==============  ===============  ============================================================
+
+Versions: 1 lacks ``sampler_prob`` (otherwise identical); ``load_shard`` reads both, and a
+version-1 shard simply has no ``sampler_prob`` entry (training with the sampler target then
+refuses it). ``write_shard`` always writes the current version.
 
 ``shard.json`` holds the format name and version, the split, the sample and game counts and,
 per array, dtype, shape and a SHA-256, so that a shard damaged after it was written is
@@ -46,7 +55,8 @@ from pathlib import Path
 import numpy as np
 
 FORMAT = "zerochess-shard"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 SEQ_LEN = 72
 
 # name -> (dtype, per-sample trailing shape or None for per-game/CSR arrays)
@@ -67,7 +77,14 @@ GAME_ARRAYS = {
     "game_end": np.uint8,
 }
 CSR_ARRAYS = {"legal_offsets": np.int64, "legal_indices": np.int16}
-ALL_ARRAYS = [*SAMPLE_ARRAYS, *CSR_ARRAYS, *GAME_ARRAYS]
+# Arrays aligned with legal_indices, by the format version that introduced them.
+LEGAL_ALIGNED = {"sampler_prob": (np.float16, 2)}
+ALL_ARRAYS = [*SAMPLE_ARRAYS, *CSR_ARRAYS, *LEGAL_ALIGNED, *GAME_ARRAYS]
+
+
+def arrays_of_version(version: int) -> list[str]:
+    """The arrays a shard of format ``version`` holds."""
+    return [a for a in ALL_ARRAYS if LEGAL_ALIGNED.get(a, (None, 0))[1] <= version]
 
 
 class ShardError(ValueError):
@@ -105,6 +122,9 @@ def write_shard(path: str | os.PathLike, arrays: dict[str, np.ndarray], info: di
     in a writer fails at write time rather than at training time.
     """
     path = Path(path)
+    missing = [a for a in ALL_ARRAYS if a not in arrays]
+    if missing:
+        raise ShardError(path, f"missing arrays {missing} (format version {FORMAT_VERSION})")
     n = len(arrays["move"])
     g = len(arrays["game_index"])
     _check_layout(path, arrays, n, g)
@@ -140,6 +160,11 @@ def _check_layout(path: Path, arrays: dict, n: int, g: int) -> None:
         raise ShardError(path / "legal_indices.npy", f"expected int16 1-d, got {idx.dtype} {idx.shape}")
     if n and (off[0] != 0 or off[-1] != len(idx) or np.any(np.diff(off) < 0)):
         raise ShardError(path / "legal_offsets.npy", "offsets must rise from 0 to len(legal_indices)")
+    for name, (dtype, _) in LEGAL_ALIGNED.items():
+        a = arrays.get(name)
+        if a is not None and (a.dtype != dtype or a.shape != idx.shape):
+            raise ShardError(path / f"{name}.npy",
+                             f"expected {np.dtype(dtype)} {idx.shape}, got {a.dtype} {a.shape}")
 
 
 @dataclass
@@ -155,6 +180,9 @@ class Shard:
 
     def __getitem__(self, name: str) -> np.ndarray:
         return self.arrays[name]
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.arrays
 
     @property
     def split(self) -> str:
@@ -174,11 +202,12 @@ def load_shard(path: str | os.PathLike, verify: bool = True) -> Shard:
         raise ShardError(meta, f"unreadable shard header: {e}") from e
     if not isinstance(header, dict) or header.get("format") != FORMAT:
         raise ShardError(meta, "not a zerochess shard header")
-    if header.get("format_version") != FORMAT_VERSION:
-        raise ShardError(meta, f"shard format version {header.get('format_version')!r}; this "
-                         f"zerochess reads version {FORMAT_VERSION} (regenerate the data)")
+    version = header.get("format_version")
+    if version not in READABLE_VERSIONS:
+        raise ShardError(meta, f"shard format version {version!r}; this zerochess reads "
+                         f"versions {list(READABLE_VERSIONS)} (regenerate the data)")
     arrays = {}
-    for name in ALL_ARRAYS:
+    for name in arrays_of_version(version):
         file = path / f"{name}.npy"
         want = header.get("arrays", {}).get(name)
         if want is None:

@@ -33,7 +33,7 @@ from typing import Callable
 import numpy as np
 import torch
 
-from zerochess.engine.checkpoint import save_checkpoint
+from zerochess.engine.checkpoint import load_checkpoint, save_checkpoint
 from zerochess.engine.network import ChessTransformer, NetworkConfig, param_count
 from zerochess.train.config import SuperviseConfig
 from zerochess.train.dataset import (Batch, PositionSet, Prefetcher, data_fingerprint,
@@ -141,6 +141,11 @@ class Trainer:
         self.train_set: PositionSet = load_split(self.data_dir, "train")
         self.val_set: PositionSet = load_split(self.data_dir, "val")
         self.fingerprint = data_fingerprint(self.data_dir)
+        self.sampler_target = cfg.policy_target == "sampler"
+        if self.sampler_target and not (self.train_set.has_sampler_prob
+                                        and self.val_set.has_sampler_prob):
+            raise ValueError(f"{self.data_dir}: policy_target 'sampler' needs shards of format "
+                             "version 2 (with sampler_prob); regenerate the data set")
         self.steps_per_epoch = len(self.train_set) // cfg.batch_size
         if self.steps_per_epoch == 0:
             raise ValueError(f"batch_size {cfg.batch_size} exceeds the {len(self.train_set)} "
@@ -218,7 +223,9 @@ class Trainer:
         if s["data_fingerprint"] != self.fingerprint:
             raise ResumeError(f"{path}: the run was trained on other data than {self.data_dir}")
         keep = {"stop_after_steps", "device", "threads", "prefetch"}  # may change on resume
-        saved = {k: v for k, v in s["config"].items() if k not in keep}
+        # Fields added since the state was saved take the value such runs used.
+        legacy = {"policy_target": "played"}
+        saved = {k: v for k, v in {**legacy, **s["config"]}.items() if k not in keep}
         now = {k: v for k, v in self.cfg.to_dict().items() if k not in keep}
         if saved != now:
             diff = sorted(k for k in now if saved.get(k) != now[k])
@@ -245,21 +252,22 @@ class Trainer:
     # -- training ----------------------------------------------------------------------
     def _to_device(self, b: Batch):
         d = self.device
+        target = None if b.target is None else torch.from_numpy(b.target).to(d, non_blocking=True)
         return (torch.from_numpy(b.tokens).to(d, non_blocking=True),
                 torch.from_numpy(b.move).to(d, non_blocking=True),
                 torch.from_numpy(b.wdl).to(d, non_blocking=True),
                 torch.from_numpy(b.legal).to(d, non_blocking=True),
-                torch.from_numpy(b.kind).to(d, non_blocking=True))
+                torch.from_numpy(b.kind).to(d, non_blocking=True), target)
 
     def _forward(self, tokens):
         with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.amp):
             return self.model(tokens)
 
     def train_step(self, b: Batch, with_norms: bool) -> dict[str, float]:
-        tokens, move, wdl, legal, _ = self._to_device(b)
+        tokens, move, wdl, legal, _, target = self._to_device(b)
         self.model.train()
         policy, value = self._forward(tokens)
-        loss, parts = phase1_loss(policy, value, move, wdl, legal, self.weights)
+        loss, parts = phase1_loss(policy, value, move, wdl, legal, self.weights, target)
         self.opt.zero_grad(set_to_none=True)
         loss.backward()
         out = {"loss": float(loss.detach()), **{k: float(v) for k, v in parts.items()}}
@@ -272,23 +280,8 @@ class Trainer:
         self.sched.step()
         return out
 
-    @torch.no_grad()
     def validate(self) -> dict[str, float]:
-        self.model.eval()
-        sums = MetricSums(self.weights)
-        n = min(len(self.val_set), self.cfg.val_max_samples)
-        for start in range(0, n, self.cfg.batch_size):
-            b = self.val_set.gather(np.arange(start, min(start + self.cfg.batch_size, n)))
-            tokens, move, wdl, legal, kind = self._to_device(b)
-            policy, value = self._forward(tokens)
-            sums.update(policy, value, move, wdl, legal, kind)
-        out = sums.result()
-        if self.cfg.legal_gen_games:
-            gen = legal_generation_test(self.model, self.cfg.legal_gen_games,
-                                        self.cfg.legal_gen_moves, seed=self.cfg.seed,
-                                        device=self.device)
-            out["legal_gen_raw_illegal"] = gen["raw_illegal_rate"]
-            out["legal_gen_masked_illegal"] = gen["masked_illegal_rate"]
+        out = validate_model(self.model, self.val_set, self.cfg, self.device, self.amp)
         self.model.train()
         return out
 
@@ -314,7 +307,8 @@ class Trainer:
                  len(self.val_set), self.total_steps, self.steps_per_epoch, self.device)
         stop = min(self.total_steps, cfg.stop_after_steps or self.total_steps)
         loader = Prefetcher(iterate_batches(self.train_set, cfg.batch_size, cfg.seed,
-                                            self.epoch, self.index), depth=cfg.prefetch)
+                                            self.epoch, self.index, self.sampler_target),
+                            depth=cfg.prefetch)
         val: dict = {}
         window_t = window_wait = 0.0
         run_t = run_wait = 0.0
@@ -367,6 +361,48 @@ class Trainer:
         log.info("stopped at step %d: %s", self.step, summary)
         self._detach_log()
         return summary
+
+
+@torch.no_grad()
+def validate_model(model: torch.nn.Module, val_set: PositionSet, cfg: SuperviseConfig,
+                   device: torch.device, amp: bool = False) -> dict[str, float]:
+    """The §1.5.3 metrics of ``model`` on the first ``cfg.val_max_samples`` of ``val_set``
+    (loss under cfg's weights and policy target) plus the legal-generation test."""
+    model.eval()
+    weights = LossWeights(cfg.policy_weight, cfg.value_weight, cfg.illegal_weight,
+                          cfg.illegal_penalty)
+    sampler = cfg.policy_target == "sampler"
+    sums = MetricSums(weights)
+    n = min(len(val_set), cfg.val_max_samples)
+    for start in range(0, n, cfg.batch_size):
+        b = val_set.gather(np.arange(start, min(start + cfg.batch_size, n)), sampler)
+        t = [None if a is None else torch.from_numpy(a).to(device)
+             for a in (b.tokens, b.move, b.wdl, b.legal, b.kind, b.target)]
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=amp):
+            policy, value = model(t[0])
+        sums.update(policy, value, *t[1:])
+    out = sums.result()
+    if cfg.legal_gen_games:
+        gen = legal_generation_test(model, cfg.legal_gen_games, cfg.legal_gen_moves,
+                                    seed=cfg.seed, device=device)
+        out["legal_gen_raw_illegal"] = gen["raw_illegal_rate"]
+        out["legal_gen_masked_illegal"] = gen["masked_illegal_rate"]
+    return out
+
+
+def evaluate_checkpoint(path: str | os.PathLike, data_dir: str | os.PathLike,
+                        cfg: SuperviseConfig) -> dict[str, float]:
+    """Validate a saved network on ``data_dir``'s val split, as a run would (to compare a new
+    network with the shipped one on the same held-out samples)."""
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
+    device = resolve_device(cfg.device)
+    val_set = load_split(data_dir, "val")
+    if cfg.policy_target == "sampler" and not val_set.has_sampler_prob:
+        raise ValueError(f"{data_dir}: no sampler_prob (shard format version 1); evaluate with "
+                         "policy_target 'played'")
+    model, _ = load_checkpoint(path)
+    return validate_model(model.to(device), val_set, cfg, device)
 
 
 def supervise(cfg: SuperviseConfig, data_dir, run_dir, resume: bool = False,
