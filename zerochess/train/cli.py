@@ -140,3 +140,6 @@ def report(run_dir):
         click.echo(f"wrote {p}")
 
 
+from zerochess.train.selfplay_cli import selfplay  # noqa: E402  (phase 2: its own module)
+
+train.add_command(selfplay)

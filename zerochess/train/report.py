@@ -123,6 +123,8 @@ def make_report(run_dir: str | os.PathLike) -> tuple[str, list[Path]]:
         fig.savefig(pngs[-1], dpi=90)
         plt.close(fig)
 
+    from zerochess.train.elo_report import plot_elo  # self-play runs: elo.jsonl -> elo.png
+    pngs += plot_elo(run_dir)
     text = summarize(train, val)
     (run_dir / "summary.txt").write_text(text + "\n")
     return text, pngs

@@ -1,0 +1,265 @@
+"""Self-play actors: hundreds of games at once through the batched search core.
+
+One actor keeps ``games_per_worker`` games going. Each round it searches every game whose
+side to move needs a search, grouped by network: one ``run_many`` per network, so one
+evaluator call holds leaves of all those games (``zerochess.search.forest``). Then each
+game records its position (full searches of the trained network only), picks a move by
+the temperature schedule, checks resignation, and ends or goes on; a finished game's slot
+starts the next game at once, so the batch stays full until the last games.
+
+The seed's anti-collapse measures live here (risk 6): random opening plies, the
+1.5 / 1.0 / 0.3 temperature schedule (never the argmax), games against a pool of recent
+checkpoints; plus AlphaGo Zero's resignation with a no-resign share that measures false
+resignations, a maximum game length and KataGo's playout cap randomisation.
+
+Determinism: every random choice draws from one ``numpy`` Generator and the search breaks
+ties by move order, so the same seed, worker and network give the same games.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import numpy as np
+
+from zerochess.engine import Board, Status, encode_board, move_to_index
+from zerochess.search.forest import playout_cap, run_many
+from zerochess.search.mcts import Batch
+from zerochess.search.tree import Tree
+from zerochess.search.tt import TranspositionTable
+from zerochess.train.selfplay_config import SelfPlayConfig
+from zerochess.train.selfplay_shards import END_RESIGNED, END_TRUNCATED
+
+WHITE, BLACK = True, False
+
+
+class TimedEvaluator:
+    """Wraps an evaluator and counts its calls, positions and seconds (batch fill and the
+    search / network time split come from these)."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+        self.calls = 0
+        self.positions = 0
+        self.seconds = 0.0
+
+    def evaluate(self, tokens, legal_idx, offsets):
+        t0 = time.perf_counter()
+        out = self.inner.evaluate(tokens, legal_idx, offsets)
+        self.seconds += time.perf_counter() - t0
+        self.calls += 1
+        self.positions += len(tokens)
+        return out
+
+
+@dataclass
+class Side:
+    """A network as the actor uses it: its evaluator, its own transposition table (the
+    table caches that network's answers, so it is never shared between networks) and its
+    batch buffer. ``iteration`` names a pool checkpoint (-1: the network being trained)."""
+
+    name: str
+    evaluator: TimedEvaluator
+    iteration: int = -1
+    hash_mb: int = 16
+    tt: TranspositionTable = None
+    batch: Batch = field(default_factory=Batch)
+
+    def __post_init__(self) -> None:
+        if self.tt is None:
+            self.tt = TranspositionTable(self.hash_mb)
+
+
+@dataclass
+class FinishedGame:
+    """A game as the shard writer needs it."""
+
+    index: int
+    moves: list[str]
+    result: int              # +1 White won, -1 Black won, 0 draw
+    end: int                 # Status value, END_TRUNCATED or END_RESIGNED
+    opponent: int            # -1 self-play, else the pool checkpoint's iteration
+    main_color: Optional[bool]   # colour of the trained network in a pool game
+    false_resign: int        # -1 / 0 / 1, see selfplay_shards
+    positions: list[tuple]   # (tokens, indices, visits, move index, root q, ply, turn, outcome)
+    white: str
+    black: str
+    resigned: Optional[bool] = None  # colour that resigned
+
+
+class _Game:
+    """One game in progress in a slot."""
+
+    def __init__(self, index: int, main: Side, opponent: Optional[Side], main_color: bool,
+                 no_resign: bool, main_tree: Tree, params) -> None:
+        self.index = index
+        self.board = Board()
+        self.moves: list[str] = []
+        self.main, self.opponent, self.main_color = main, opponent, main_color
+        self.no_resign = no_resign
+        self.trees = {main.name: main_tree}
+        if opponent is not None:
+            self.trees[opponent.name] = Tree(params, opponent.tt)
+        self.positions: list[tuple] = []
+        self.low_streak = {WHITE: 0, BLACK: 0}
+        self.would_resign: Optional[bool] = None
+        self.full = False
+
+    def side_to_move(self) -> Side:
+        if self.opponent is None or self.board.turn == self.main_color:
+            return self.main
+        return self.opponent
+
+    def tree(self) -> Tree:
+        return self.trees[self.side_to_move().name]
+
+
+def _result_of(status: Status, board: Board) -> int:
+    if status == Status.CHECKMATE:
+        return -1 if board.turn == WHITE else 1
+    return 0
+
+
+class Actor:
+    """Plays games of the trained network (``main``) against itself and the pool.
+
+    ``opponents`` are pool networks; a game plays one of them with probability
+    ``1 - cfg.self_play_ratio`` (when there are any). ``play(n_games, on_game)`` calls
+    ``on_game(FinishedGame)`` as each game ends and returns when all have ended.
+    """
+
+    def __init__(self, cfg: SelfPlayConfig, main: Side, opponents: list[Side],
+                 rng: np.random.Generator, game_index0: int = 0) -> None:
+        self.cfg = cfg
+        self.params = cfg.search_params()
+        self.main = main
+        self.opponents = opponents
+        self.rng = rng
+        self.next_index = game_index0
+        self.main_trees = [Tree(self.params, main.tt) for _ in range(cfg.games_per_worker)]
+        self.search_seconds = 0.0   # wall time inside run_many (network included)
+        self.rounds = 0
+        self.nodes = 0
+        self.plies = 0              # moves searched and played, games in flight included
+        self.recorded = 0           # positions recorded, games in flight included
+
+    def _new_game(self, slot: int) -> _Game:
+        cfg, rng = self.cfg, self.rng
+        opponent = None
+        main_color = WHITE
+        if self.opponents and rng.random() >= cfg.self_play_ratio:
+            opponent = self.opponents[int(rng.integers(len(self.opponents)))]
+            main_color = bool(rng.random() < 0.5)
+        no_resign = bool(rng.random() < cfg.no_resign_fraction)
+        game = _Game(self.next_index, self.main, opponent, main_color, no_resign,
+                     self.main_trees[slot], self.params)
+        self.next_index += 1
+        return game
+
+    def _random_opening(self, game: _Game) -> None:
+        """Play the uniformly random opening moves that fall to this game now."""
+        cfg = self.cfg
+        while (len(game.moves) < cfg.random_opening_plies and game.board.status() == Status.ONGOING
+               and self.rng.random() < cfg.random_opening_prob):
+            legal = game.board.legal_moves()
+            move = legal[int(self.rng.integers(len(legal)))]
+            game.board.push_uci(move)
+            game.moves.append(move)
+
+    def _finish(self, game: _Game, result: int, end: int, resigned: Optional[bool] = None
+                ) -> FinishedGame:
+        false_resign = -1
+        if game.would_resign is not None:
+            loser_lost = result == (-1 if game.would_resign == WHITE else 1)
+            false_resign = 0 if loser_lost else 1
+        names = {WHITE: self.main.name, BLACK: self.main.name}
+        if game.opponent is not None:
+            names[not game.main_color] = game.opponent.name
+        # outcome of each recorded position from its mover's view
+        positions = [(*p[:7], (result if p[6] == WHITE else -result)) for p in game.positions]
+        return FinishedGame(game.index, game.moves, result, end,
+                            game.opponent.iteration if game.opponent else -1,
+                            game.main_color if game.opponent else None, false_resign,
+                            positions, names[WHITE], names[BLACK], resigned)
+
+    def _after_search(self, game: _Game, full: bool) -> Optional[FinishedGame]:
+        """Record, choose and play a move; return the finished game if it ended."""
+        cfg = self.cfg
+        tree = game.tree()
+        board = game.board
+        ply = len(game.moves)
+        turn = board.turn
+        wdl = tree.root_wdl()
+        q = wdl[0] if wdl is not None else 0.0
+        move = tree.choose_move(cfg.temperature(ply), self.rng)
+        self.plies += 1
+        if full and game.side_to_move() is self.main:
+            self.recorded += 1
+            indices, visits = tree.root_visits()
+            game.positions.append((encode_board(board), indices.astype(np.int16),
+                                   visits.astype(np.int32), move_to_index(board, move),
+                                   float(q), ply, turn))
+        # Resignation (AlphaGo Zero): value below the threshold for N own moves in a row.
+        game.low_streak[turn] = game.low_streak[turn] + 1 if q < cfg.resign_threshold else 0
+        if game.low_streak[turn] >= cfg.resign_consecutive:
+            if not game.no_resign:
+                return self._finish(game, -1 if turn == WHITE else 1, END_RESIGNED, turn)
+            if game.would_resign is None:
+                game.would_resign = turn
+        board.push_uci(move)
+        game.moves.append(move)
+        return self._check_end(game)
+
+    def _check_end(self, game: _Game) -> Optional[FinishedGame]:
+        status = game.board.status()
+        if status != Status.ONGOING:
+            return self._finish(game, _result_of(status, game.board), int(status))
+        if len(game.moves) >= self.cfg.max_game_plies:
+            return self._finish(game, 0, END_TRUNCATED)
+        return None
+
+    def play(self, n_games: int, on_game: Callable[[FinishedGame], None]) -> None:
+        cfg = self.cfg
+        started = 0
+        slots: list[Optional[_Game]] = [None] * min(cfg.games_per_worker, n_games)
+        while True:
+            # Fill empty slots and play the random opening moves that fall due.
+            for s in range(len(slots)):
+                while slots[s] is None and started < n_games:
+                    slots[s] = self._new_game(s)
+                    started += 1
+                game = slots[s]
+                if game is None:
+                    continue
+                self._random_opening(game)
+                done = self._check_end(game)
+                if done is not None:
+                    on_game(done)
+                    slots[s] = None
+            active = [(s, g) for s, g in enumerate(slots) if g is not None]
+            if not active:
+                if started >= n_games:
+                    return
+                continue
+            # One search per game, grouped by the network to move.
+            caps = [playout_cap(self.params, self.rng) for _ in active]
+            groups: dict[str, list[int]] = {}
+            for k, (_, g) in enumerate(active):
+                g.tree().set_position(g.board)
+                groups.setdefault(g.side_to_move().name, []).append(k)
+            t0 = time.perf_counter()
+            for name, ks in groups.items():
+                side = active[ks[0]][1].side_to_move()
+                trees = [active[k][1].tree() for k in ks]
+                self.rounds += run_many(trees, side.evaluator, [caps[k][0] for k in ks],
+                                        rng=self.rng, noise=[caps[k][1] for k in ks],
+                                        batch=side.batch, leaves_per_tree=cfg.leaves_per_tree)
+                self.nodes += sum(caps[k][0] for k in ks)
+            self.search_seconds += time.perf_counter() - t0
+            for k, (s, g) in enumerate(active):
+                done = self._after_search(g, caps[k][1])
+                if done is not None:
+                    on_game(done)
+                    slots[s] = None

@@ -1,0 +1,175 @@
+"""The self-play learner: the seed's training step on the replay window (§2.4.1).
+
+Loss per position: cross-entropy from the search's visit distribution to the policy,
+taken over the legal moves (the same legal-only masking as phase 1, since the search only
+asks for priors over legal moves), plus the WDL cross-entropy of the value head against
+the game result (phase 1's value loss, not the seed's MSE on a scalar: the network's value
+head is WDL), plus phase 1's illegal-mass penalty so the network keeps the rules it learnt.
+
+The learner trains its own weights continuously (AlphaGo Zero): the actors play the best
+network, which the learner's checkpoints replace only by winning the gating match.
+``learner.pt`` holds weights, AdamW state and counters, written atomically at the end of
+each iteration's steps together with the checkpoint ``checkpoints/itIIII.pt``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import time
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from zerochess.engine.checkpoint import load_checkpoint, save_checkpoint
+from zerochess.train.losses import LossWeights
+from zerochess.train.replay import ReplayBatch, ReplayWindow
+from zerochess.train.selfplay_config import SelfPlayConfig
+
+log = logging.getLogger("zerochess.selfplay")
+
+STATE_FORMAT = "zerochess-selfplay-learner"
+STATE_VERSION = 1
+
+
+def selfplay_loss(policy_logits: torch.Tensor, wdl_logits: torch.Tensor, target: torch.Tensor,
+                  wdl: torch.Tensor, legal: torch.Tensor, w: LossWeights
+                  ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """Total loss and its parts (detached) for one batch.
+
+    policy_logits (B, P), wdl_logits (B, 3), target (B, P) visit distribution (zero off the
+    legal moves), wdl (B,) class 0/1/2, legal (B, P) bool. ``policy_kl`` is the policy loss
+    minus the targets' entropy: 0 when the network's priors equal the visit distribution.
+    """
+    logits = policy_logits.float()  # (B, P)
+    log_q = torch.log_softmax(logits.masked_fill(~legal, float("-inf")), dim=-1)  # (B, P)
+    log_q = log_q.masked_fill(~legal, 0.0)  # 0 * -inf would be NaN
+    policy_loss = -(target * log_q).sum(-1).mean()
+    entropy = -(target * torch.log(target.clamp_min(1e-12))).sum(-1).mean()
+    log_p = torch.log_softmax(logits, dim=-1)  # (B, P) raw, unmasked
+    log_legal = torch.logsumexp(log_p.masked_fill(~legal, float("-inf")), dim=-1)  # (B,)
+    illegal_mass = (-torch.expm1(log_legal)).mean()
+    penalty = illegal_mass if w.illegal_penalty == "mass" else -log_legal.mean()
+    value_loss = F.cross_entropy(wdl_logits.float(), wdl)
+    total = w.policy * policy_loss + w.value * value_loss + w.illegal * penalty
+    parts = {"policy_loss": policy_loss.detach(), "value_loss": value_loss.detach(),
+             "illegal_mass": illegal_mass.detach(), "policy_kl": (policy_loss - entropy).detach()}
+    return total, parts
+
+
+def _save_atomic(obj: dict, path: Path) -> None:
+    tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
+    with open(tmp, "wb") as f:
+        torch.save(obj, f)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+class Learner:
+    """Weights, optimizer and counters of a run's learner (``RUN_DIR/learner.pt``)."""
+
+    def __init__(self, cfg: SelfPlayConfig, run_dir: str | os.PathLike, init: str | os.PathLike,
+                 device: torch.device) -> None:
+        self.cfg = cfg
+        self.run_dir = Path(run_dir)
+        self.device = device
+        self.path = self.run_dir / "learner.pt"
+        model, info = load_checkpoint(init)
+        self.model = model.to(device)
+        self.init_metadata = info["metadata"]
+        decay = [p for p in self.model.parameters() if p.dim() >= 2]
+        no_decay = [p for p in self.model.parameters() if p.dim() < 2]
+        self.opt = torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay},
+                                      {"params": no_decay, "weight_decay": 0.0}], lr=cfg.lr)
+        self.weights = LossWeights(1.0, cfg.value_weight, cfg.illegal_weight, "mass")
+        self.step = 0
+        self.iteration = 0   # the last iteration whose training finished
+        if self.path.exists():
+            self._load()
+
+    def _load(self) -> None:
+        try:
+            s = torch.load(self.path, map_location="cpu", weights_only=True)
+        except Exception as e:
+            raise ValueError(f"{self.path}: unreadable learner state ({type(e).__name__}: {e})") from e
+        if s.get("format") != STATE_FORMAT or s.get("format_version") != STATE_VERSION:
+            raise ValueError(f"{self.path}: not a zerochess learner state of version {STATE_VERSION}")
+        self.model.load_state_dict(s["model"])
+        self.opt.load_state_dict(s["optimizer"])
+        self.step, self.iteration = int(s["step"]), int(s["iteration"])
+
+    def save(self, iteration: int, checkpoint: Path, metadata: dict) -> Path:
+        """Write the network checkpoint, then the learner state (both atomic). A kill between
+        the two leaves the old learner state, and the iteration's training runs again."""
+        save_checkpoint(checkpoint, self.model, metadata)
+        self.iteration = iteration
+        _save_atomic({"format": STATE_FORMAT, "format_version": STATE_VERSION,
+                      "model": self.model.state_dict(), "optimizer": self.opt.state_dict(),
+                      "step": self.step, "iteration": iteration}, self.path)
+        return checkpoint
+
+    def _lr(self, k: int, steps: int) -> float:
+        t = k / max(1, steps - 1)
+        r = self.cfg.min_lr_ratio
+        return self.cfg.lr * (r + (1 - r) * 0.5 * (1 + math.cos(math.pi * t)))
+
+    def _to_device(self, b: ReplayBatch):
+        d = self.device
+        return (torch.from_numpy(b.tokens).to(d), torch.from_numpy(b.policy).to(d),
+                torch.from_numpy(b.wdl).to(d), torch.from_numpy(b.legal).to(d))
+
+    def train(self, window: ReplayWindow, iteration: int,
+              progress: Callable[[int, dict], None] | None = None,
+              metrics_path: Path | None = None, log_every: int = 20) -> dict:
+        """Run ``steps_per_iteration`` steps on batches drawn from ``window``; returns the
+        mean of each loss part over the steps. Batches are a function of (seed, iteration)."""
+        cfg = self.cfg
+        steps = cfg.steps_per_iteration
+        rng = np.random.default_rng([cfg.seed, iteration, 7])
+        amp = self.device.type == "cuda" and torch.cuda.is_bf16_supported()
+        sums: dict[str, float] = {}
+        window_t = window_wait = 0.0
+        window_n = 0
+        self.model.train()
+        for k in range(steps):
+            t0 = time.perf_counter()
+            batch = window.gather(window.sample(rng, cfg.batch_size))
+            tokens, target, wdl, legal = self._to_device(batch)
+            t1 = time.perf_counter()
+            lr = self._lr(k, steps)
+            for g in self.opt.param_groups:
+                g["lr"] = lr
+            with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=amp):
+                policy, value = self.model(tokens)
+            loss, parts = selfplay_loss(policy, value, target, wdl, legal, self.weights)
+            self.opt.zero_grad(set_to_none=True)
+            loss.backward()
+            grad = float(torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.grad_clip))
+            self.opt.step()
+            self.step += 1
+            out = {"loss": float(loss.detach()), **{n: float(v) for n, v in parts.items()},
+                   "grad_total": grad}
+            for n, v in out.items():
+                sums[n] = sums.get(n, 0.0) + v
+            window_t += time.perf_counter() - t0
+            window_wait += t1 - t0
+            window_n += 1
+            if metrics_path is not None and ((k + 1) % log_every == 0 or k + 1 == steps):
+                # The record `zerochess train report` plots (same keys as phase 1's).
+                rec = {"type": "train", "step": self.step, "epoch": iteration, "lr": lr, **out,
+                       "samples_per_s": window_n * cfg.batch_size / window_t,
+                       "loader_wait_share": window_wait / window_t}
+                with open(metrics_path, "a") as f:
+                    f.write(json.dumps(rec) + "\n")
+                window_t = window_wait = 0.0
+                window_n = 0
+            if progress:
+                progress(k + 1, out)
+        self.model.eval()
+        return {n: v / steps for n, v in sums.items()} if steps else {}

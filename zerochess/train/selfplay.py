@@ -1,0 +1,458 @@
+"""`zerochess train selfplay`: the AlphaZero loop, resumable at any moment.
+
+Each iteration runs three phases, and RUN_DIR/state.json (written atomically) records which
+one is under way::
+
+    actors  workers play games_per_iteration games with the best network (and the pool),
+            writing shards + PGN to games/ every games_per_shard games
+    learn   the learner trains steps_per_iteration steps on the replay window (the newest
+            replay_window positions on disk) and writes checkpoints/itIIII.pt + learner.pt
+    gate    the checkpoint plays the best at fixed nodes; >= 55% makes it the best; all
+            evaluation games are refitted into ratings (elo.jsonl, elo.png); stagnation
+            check
+
+Run directory::
+
+    config.json            the SelfPlayConfig the run was started with (and the init network)
+    state.json             iteration, phase, best, pool, rated players, interventions
+    games/itIIII-wWW-cKKKK self-play shards (zerochess.train.selfplay_shards) with games.pgn
+    checkpoints/itIIII.pt  network checkpoints (it0000 = the initial network)
+    learner.pt             learner weights + AdamW state
+    metrics.jsonl          learner steps (`zerochess train report` plots them)
+    selfplay_metrics.jsonl one record per phase: actor speed and game statistics, learner
+                           losses, gate results
+    eval_games.jsonl       every evaluation game; eval/itIIII.pgn the games as PGN
+    elo.jsonl, elo.png     ratings of every checkpoint after each evaluation
+    selfplay.log           the log
+
+Resume: killed at any moment and started again with the same command, the loop reads
+state.json, deletes half-written ``*.tmp-*`` files and continues the phase it was in:
+the actors count the games already in this iteration's shards and play the rest (games in
+flight are lost); a learn phase whose checkpoint was already written is not repeated; an
+interrupted gate is played again from its start (its partial games are dropped first).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from pathlib import Path
+from typing import Callable, Optional
+
+import numpy as np
+
+from zerochess.train.selfplay_config import RESUMABLE_CHANGES, SelfPlayConfig
+from zerochess.train.selfplay_shards import SHARD_RE, load_selfplay_shard, remove_partial
+from zerochess.train.shards import write_json_atomic
+
+log = logging.getLogger("zerochess.selfplay")
+
+STATE_FORMAT = "zerochess-selfplay-run"
+STATE_VERSION = 1
+
+Progress = Callable[[str, dict], None]
+"""``progress(event, data)``: "actors" (start: total, done), "game" (a finished game and the
+running speed figures), "learn" (start: steps), "step" (k, losses), "gate" (start: games),
+"gate_game", "iteration" (end of an iteration: summary). The CLI turns them into tqdm bars."""
+
+
+class SelfPlayError(ValueError):
+    """The run cannot start or resume as asked; the message says why."""
+
+
+def ckpt_name(iteration: int) -> str:
+    return f"it{iteration:04d}"
+
+
+class SelfPlayRun:
+    """One self-play run in ``run_dir``; ``run()`` plays iterations up to cfg.iterations."""
+
+    def __init__(self, cfg: SelfPlayConfig, run_dir: str | os.PathLike,
+                 init: str | os.PathLike | None = None) -> None:
+        self.run_dir = Path(run_dir)
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.games_dir = self.run_dir / "games"
+        self.ckpt_dir = self.run_dir / "checkpoints"
+        self.state_path = self.run_dir / "state.json"
+        self._attach_log()
+        for sub in (self.games_dir, self.ckpt_dir, self.run_dir / "eval"):
+            sub.mkdir(exist_ok=True)
+            for p in remove_partial(sub):
+                log.info("removed half-written %s", p)
+        for p in remove_partial(self.run_dir):
+            log.info("removed half-written %s", p)
+        if self.state_path.exists():
+            self.state = json.loads(self.state_path.read_text())
+            if self.state.get("format") != STATE_FORMAT or self.state.get("format_version") != STATE_VERSION:
+                raise SelfPlayError(f"{self.state_path}: not a self-play state of version {STATE_VERSION}")
+            saved = json.loads((self.run_dir / "config.json").read_text())
+            base = {k: v for k, v in saved["selfplay"].items() if k not in RESUMABLE_CHANGES}
+            now = {k: v for k, v in cfg.to_dict().items() if k not in RESUMABLE_CHANGES}
+            if base != now:
+                diff = sorted(k for k in now if base.get(k) != now[k])
+                raise SelfPlayError(f"{self.run_dir}: config differs from the run's config.json "
+                                    f"in {diff}; use the same settings or another RUN_DIR")
+            if init is not None and Path(init).resolve() != Path(saved["init"]).resolve():
+                raise SelfPlayError(f"{self.run_dir} was started from {saved['init']}, not {init}")
+            self.init = saved["init"]
+            self.base_cfg = cfg
+            log.info("resuming at iteration %d, phase %s", self.state["iteration"], self.state["phase"])
+        else:
+            if init is None:
+                raise SelfPlayError("a new run needs --init CHECKPOINT")
+            self.init = str(Path(init).resolve())
+            self.base_cfg = cfg
+            self._start(cfg)
+        (self.run_dir / "config.json").write_text(json.dumps(
+            {"selfplay": cfg.to_dict(), "init": self.init}, indent=1))
+
+    # -- bookkeeping -------------------------------------------------------------------
+    def _attach_log(self) -> None:
+        path = os.path.abspath(self.run_dir / "selfplay.log")
+        if not any(getattr(h, "baseFilename", None) == path for h in log.handlers):
+            h = logging.FileHandler(path)
+            h.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+            log.addHandler(h)
+        log.setLevel(logging.INFO)
+
+    def close(self) -> None:
+        path = os.path.abspath(self.run_dir / "selfplay.log")
+        for h in list(log.handlers):
+            if getattr(h, "baseFilename", None) == path:
+                log.removeHandler(h)
+                h.close()
+
+    def _start(self, cfg: SelfPlayConfig) -> None:
+        from zerochess.engine.checkpoint import load_checkpoint, save_checkpoint
+
+        model, info = load_checkpoint(self.init)
+        first = self.ckpt_dir / f"{ckpt_name(0)}.pt"
+        save_checkpoint(first, model, {**info["metadata"], "selfplay_iteration": 0,
+                                       "selfplay_init": self.init})
+        player = {"name": ckpt_name(0), "iteration": 0, "path": str(first)}
+        self.state = {"format": STATE_FORMAT, "format_version": STATE_VERSION,
+                      "iteration": 1, "phase": "actors", "best": player, "pool": [player],
+                      "players": [player], "best_history": [], "overrides": {},
+                      "interventions": [], "last_intervention": 0, "window": [],
+                      "games_total": 0, "positions_total": 0, "started": time.time()}
+        self._save_state()
+        log.info("new run from %s with %s", self.init, cfg)
+
+    def _save_state(self) -> None:
+        write_json_atomic(self.state_path, self.state)
+
+    def _emit(self, record: dict) -> None:
+        with open(self.run_dir / "selfplay_metrics.jsonl", "a") as f:
+            f.write(json.dumps({"time": time.time(), **record}) + "\n")
+
+    @property
+    def cfg(self) -> SelfPlayConfig:
+        """The run's config with the stagnation interventions applied."""
+        return self.base_cfg.replace(**self.state["overrides"])
+
+    # -- the loop ----------------------------------------------------------------------
+    def run(self, progress: Optional[Progress] = None) -> dict:
+        progress = progress or (lambda event, data: None)
+        try:
+            while self.state["iteration"] <= self.base_cfg.iterations:
+                it = self.state["iteration"]
+                if self.state["phase"] == "actors":
+                    self.actors(it, progress)
+                    self.state["phase"] = "learn"
+                    self._save_state()
+                if self.state["phase"] == "learn":
+                    trained = self.learn(it, progress)
+                    self.state["phase"] = "gate" if trained else "done"
+                    self._save_state()
+                if self.state["phase"] == "gate":
+                    self.gate(it, progress)
+                    self.state["phase"] = "done"
+                    self._save_state()
+                summary = {"iteration": it, "best": self.state["best"]["name"],
+                           "games_total": self.state["games_total"],
+                           "positions_total": self.state["positions_total"]}
+                self.state.update(iteration=it + 1, phase="actors")
+                self._save_state()
+                log.info("iteration %d done: %s", it, summary)
+                progress("iteration", summary)
+        finally:
+            self.close()
+        return {"iteration": self.state["iteration"] - 1, "best": self.state["best"],
+                "games_total": self.state["games_total"],
+                "positions_total": self.state["positions_total"]}
+
+    # -- actors ------------------------------------------------------------------------
+    def _games_done(self, it: int) -> tuple[int, int]:
+        games = positions = 0
+        for p in self.games_dir.iterdir():
+            m = SHARD_RE.match(p.name)
+            if m and int(m.group(1)) == it:
+                sh = load_selfplay_shard(p)
+                games += sh.games
+                positions += len(sh)
+        return games, positions
+
+    def actors(self, it: int, progress: Progress) -> dict:
+        from zerochess.train.selfplay_worker import WorkerJob
+
+        cfg = self.cfg
+        done, _ = self._games_done(it)
+        todo = max(0, cfg.games_per_iteration - done)
+        best = self.state["best"]
+        pool = [(p["iteration"], p["name"], p["path"]) for p in self.state["pool"]
+                if p["name"] != best["name"]]
+        k = min(cfg.workers, max(1, todo))
+        shares = [todo // k + (w < todo % k) for w in range(k)]
+        jobs = [WorkerJob(str(self.run_dir), it, w, n, best["path"], best["name"], pool,
+                          cfg.to_dict()) for w, n in enumerate(shares) if n > 0]
+        log.info("iteration %d actors: %d games to play (%d already in shards), %d workers, "
+                 "best %s, pool %s", it, todo, done, len(jobs), best["name"], [p[1] for p in pool])
+        progress("actors", {"iteration": it, "total": cfg.games_per_iteration, "done": done})
+        t0 = time.perf_counter()
+        tracker = _SpeedTracker(t0)
+
+        def report(msg: dict) -> None:
+            tracker.update(msg)
+            if msg["type"] == "game":
+                progress("game", {**tracker.figures(), "best": best["name"],
+                                  "best_elo": self._best_elo()})
+
+        if len(jobs) == 1 and cfg.workers == 1:
+            from zerochess.train.selfplay_worker import run_worker
+            finals = [run_worker(jobs[0], report)]
+        else:
+            finals = _run_processes(jobs, report)
+        figures = tracker.figures()
+        games, positions = self._games_done(it)
+        stats = _merge_counters(finals)
+        # Counted from the shards, so games written before a kill count once.
+        self.state["games_total"] += games
+        self.state["positions_total"] += positions
+        rec = {"type": "actors", "iteration": it, "games_in_iteration": games,
+               "positions_in_iteration": positions, **figures,
+               **{k: v for k, v in stats.items() if k not in figures}}
+        self._emit(rec)
+        log.info("iteration %d actors: %s", it, json.dumps(rec, sort_keys=True))
+        return rec
+
+    # -- learner -----------------------------------------------------------------------
+    def learn(self, it: int, progress: Progress) -> bool:
+        """Train on the window; False when the window is below min_replay (no checkpoint)."""
+        import torch
+
+        from zerochess.train.learner import Learner
+        from zerochess.train.replay import ReplayWindow
+        from zerochess.train.supervise import resolve_device
+
+        cfg = self.cfg
+        ckpt = self.ckpt_dir / f"{ckpt_name(it)}.pt"
+        torch.set_num_threads(cfg.threads)
+        learner = Learner(cfg, self.run_dir, self.init, resolve_device(cfg.device))
+        if learner.iteration >= it and ckpt.exists():
+            log.info("iteration %d: learner state already saved, not training again", it)
+            return True
+        window = ReplayWindow.from_directory(self.games_dir, cfg.replay_window, up_to=it)
+        self.state["window"] = window.names
+        if len(window) < cfg.min_replay or cfg.steps_per_iteration == 0:
+            log.info("iteration %d: %d positions in the window, min_replay %d: no training",
+                     it, len(window), cfg.min_replay)
+            self._emit({"type": "learn", "iteration": it, "window": len(window), "trained": False})
+            return False
+        _drop_metrics_from(self.run_dir / "metrics.jsonl", it)
+        progress("learn", {"iteration": it, "steps": cfg.steps_per_iteration, "window": len(window)})
+        t0 = time.perf_counter()
+        losses = learner.train(window, it, lambda k, out: progress("step", {"k": k, **out}),
+                               metrics_path=self.run_dir / "metrics.jsonl")
+        seconds = time.perf_counter() - t0
+        meta = {**{k: v for k, v in learner.init_metadata.items() if k in ("preset", "supervise")},
+                "selfplay_iteration": it, "selfplay_step": learner.step,
+                "selfplay_init": self.init, "window_positions": len(window),
+                "games_total": self.state["games_total"], "losses": losses}
+        learner.save(it, ckpt, meta)
+        player = {"name": ckpt_name(it), "iteration": it, "path": str(ckpt)}
+        self.state["players"] = [p for p in self.state["players"] if p["name"] != player["name"]]
+        self.state["players"].append(player)
+        rec = {"type": "learn", "iteration": it, "window": len(window), "trained": True,
+               "steps": cfg.steps_per_iteration, "seconds": seconds, **losses}
+        self._emit(rec)
+        log.info("iteration %d learner: %s", it, json.dumps(rec, sort_keys=True))
+        return True
+
+    # -- evaluation --------------------------------------------------------------------
+    def _best_elo(self) -> Optional[float]:
+        h = self.state["best_history"]
+        return h[-1] if h else None
+
+    def gate(self, it: int, progress: Progress) -> dict:
+        from zerochess.train.elo_report import plot_elo
+        from zerochess.train.gating import (Player, append_games, drop_games_from, evaluate,
+                                            read_games)
+        from zerochess.train.ratings import fit_ratings
+        from zerochess.train.stagnation import intervention, is_stagnating
+
+        cfg = self.cfg
+        games_path = self.run_dir / "eval_games.jsonl"
+        elo_path = self.run_dir / "elo.jsonl"
+        dropped = drop_games_from(games_path, it)
+        _drop_jsonl_from(elo_path, it)
+        if dropped:
+            log.info("iteration %d: dropped %d games of an interrupted evaluation", it, dropped)
+        cand = Player(**next(p for p in self.state["players"] if p["name"] == ckpt_name(it)))
+        best = Player(**self.state["best"])
+        pool = [Player(**p) for p in self.state["pool"]]
+        pool_games = cfg.pool_eval_games if any(p.name not in (cand.name, best.name)
+                                                for p in pool) else 0
+        progress("gate", {"iteration": it, "games": cfg.eval_games + pool_games,
+                          "candidate": cand.name, "best": best.name})
+        t0 = time.perf_counter()
+        rng = np.random.default_rng([cfg.seed, it, 11])
+        result, records = evaluate(cand, best, pool, cfg, it, self.run_dir, rng,
+                                   on_game=lambda g: progress("gate_game", {"result": g.result}))
+        append_games(games_path, records)
+        everything = read_games(games_path)
+        names = [p["name"] for p in self.state["players"]]
+        ratings = fit_ratings(names, [(g["white"], g["black"], g["score_white"]) for g in everything])
+        player = next(p for p in self.state["players"] if p["name"] == cand.name)
+        if result.promoted:
+            self.state["best"] = player
+        self.state["pool"] = ([p for p in self.state["pool"] if p["name"] != cand.name]
+                              + [player])[-cfg.pool_size:]
+        best_name = self.state["best"]["name"]
+        self.state["best_history"].append(ratings[best_name].elo)
+        by_iter = {p["name"]: p["iteration"] for p in self.state["players"]}
+        line = {"iteration": it, "time": time.time(), "candidate": cand.name,
+                "gate_opponent": best.name, "gate_score": result.score,
+                "gate_wdl": [result.wins, result.draws, result.losses],
+                "gate_elo": result.elo, "gate_error": result.error,
+                "promoted": result.promoted, "promote_score": cfg.promote_score,
+                "pool_opponent": result.pool_opponent, "pool_score": result.pool_score,
+                "best": best_name, "games_total": len(everything),
+                "ratings": [{"name": r.name, "iteration": by_iter[r.name], "elo": r.elo,
+                             "error": r.error, "games": r.games, "score": r.score}
+                            for r in ratings.values()]}
+        with open(elo_path, "a") as f:
+            f.write(json.dumps(line) + "\n")
+        plot_elo(self.run_dir)
+        rec = {"type": "gate", "iteration": it, "seconds": time.perf_counter() - t0,
+               **{k: v for k, v in line.items() if k not in ("ratings", "time")}}
+        self._emit(rec)
+        log.info("iteration %d gate: %s scored %.3f (W/D/L %d/%d/%d) vs %s -> best %s "
+                 "(%+.0f +- %.0f Elo)", it, cand.name, result.score, result.wins, result.draws,
+                 result.losses, best.name, best_name, ratings[best_name].elo,
+                 ratings[best_name].error)
+        if is_stagnating(self.state["best_history"], cfg, self.state["last_intervention"]):
+            changes = intervention(cfg)
+            self.state["last_intervention"] = len(self.state["best_history"])
+            if changes:
+                self.state["overrides"].update(changes)
+                self.state["interventions"].append({"iteration": it, "changes": changes})
+                log.info("iteration %d: best rating stagnant over %d iterations; intervention %s",
+                         it, cfg.stagnation_iters, changes)
+                self._emit({"type": "intervention", "iteration": it, "changes": changes})
+        return line
+
+
+def _drop_jsonl_from(path: Path, iteration: int, key: str = "iteration") -> None:
+    if not path.is_file():
+        return
+    lines = [ln for ln in path.read_text().splitlines() if ln.strip()]
+    keep = [ln for ln in lines if json.loads(ln)[key] < iteration]
+    if len(keep) != len(lines):
+        tmp = path.with_name(path.name + f".tmp-{os.getpid()}")
+        tmp.write_text("".join(ln + "\n" for ln in keep))
+        os.replace(tmp, path)
+
+
+def _drop_metrics_from(path: Path, iteration: int) -> None:
+    """Learner records of an interrupted iteration (epoch = iteration) are logged again."""
+    _drop_jsonl_from(path, iteration, key="epoch")
+
+
+class _SpeedTracker:
+    """Running speed figures over all workers (each report carries its worker's totals)."""
+
+    def __init__(self, t0: float) -> None:
+        self.t0 = t0
+        self.latest: dict[int, dict] = {}
+        self.games = self.positions = 0
+
+    def update(self, msg: dict) -> None:
+        if msg["type"] == "game":
+            self.games += 1
+            self.positions += msg["positions"]
+        if "wall_s" in msg:
+            self.latest[msg["worker"]] = msg
+
+    def figures(self) -> dict:
+        wall = max(1e-9, time.perf_counter() - self.t0)
+        ws = list(self.latest.values())
+        calls = sum(w["eval_calls"] for w in ws)
+        positions = sum(w["eval_positions"] for w in ws)
+        worker_wall = sum(w["wall_s"] for w in ws)
+        network = sum(w["network_s"] for w in ws)
+        capacity = max([w["batch_capacity"] for w in ws], default=1)
+        return {"games": self.games, "positions": self.positions,
+                "games_per_hour": 3600 * self.games / wall,
+                # from the workers' live counters, so games in flight count too
+                "positions_per_s": sum(w["recorded_positions"] for w in ws) / wall,
+                "plies_per_s": sum(w["searched_plies"] for w in ws) / wall,
+                "nodes_per_s": sum(w["nodes"] for w in ws) / wall,
+                "batch_fill": (positions / calls / capacity) if calls else 0.0,
+                "mean_batch": (positions / calls) if calls else 0.0,
+                "network_share": network / worker_wall if worker_wall else 0.0,
+                "outside_network_share": 1 - network / worker_wall if worker_wall else 0.0,
+                "wall_s": wall}
+
+
+def _merge_counters(finals: list[dict]) -> dict:
+    out: dict = {"ends": {}}
+    for f in finals:
+        for k, v in f.items():
+            if k == "ends":
+                for e, n in v.items():
+                    out["ends"][e] = out["ends"].get(e, 0) + n
+            elif isinstance(v, (int, float)) and k not in ("worker", "batch_capacity"):
+                out[k] = out.get(k, 0) + v
+    checked = out.get("false_resign_checked", 0)
+    out["false_resign_rate"] = out.get("false_resign", 0) / checked if checked else None
+    pool = out.get("pool_games", 0)
+    out["pool_score"] = out.get("pool_score", 0) / pool if pool else None
+    return out
+
+
+def _run_processes(jobs, report: Callable[[dict], None]) -> list[dict]:
+    """Run the jobs in spawned processes; forward their reports; stop all on an error."""
+    import multiprocessing as mp
+    import queue as queue_mod
+
+    from zerochess.train.selfplay_worker import worker_process
+
+    ctx = mp.get_context("spawn")
+    q = ctx.Queue()
+    procs = [ctx.Process(target=worker_process, args=(job, q), daemon=True) for job in jobs]
+    for p in procs:
+        p.start()
+    finals: dict[int, dict] = {}
+    try:
+        while len(finals) < len(jobs):
+            try:
+                msg = q.get(timeout=1.0)
+            except queue_mod.Empty:
+                dead = [p for p in procs if not p.is_alive() and p.exitcode not in (0, None)]
+                if dead:
+                    raise RuntimeError(f"actor worker exited with code {dead[0].exitcode}")
+                continue
+            if msg["type"] == "error":
+                raise RuntimeError(f"actor worker {msg['worker']} failed: {msg['error']}\n"
+                                   f"{msg['traceback']}")
+            report(msg)
+            if msg["type"] == "done":
+                finals[msg["worker"]] = msg
+    finally:
+        for p in procs:
+            if p.is_alive():
+                p.terminate()
+            p.join(timeout=10)
+    return [finals[k] for k in sorted(finals)]
