@@ -10,7 +10,8 @@ import click
 
 @click.group()
 def train():
-    """Phase-1 training: generate random-play data, supervise a network, report on a run."""
+    """Train networks: random-play data and supervised phase 1 (generate, supervise, evaluate),
+    self-play reinforcement (selfplay), and plots of any run (report)."""
 
 
 @train.command()
