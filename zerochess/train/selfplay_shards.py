@@ -54,7 +54,7 @@ from pathlib import Path
 
 import numpy as np
 
-from zerochess.train.shards import ShardError, _sha256, write_json_atomic
+from zerochess.train.shards import ShardError, _sha256, load_arrays, write_json_atomic
 
 FORMAT = "zerochess-selfplay-shard"
 FORMAT_VERSION = 1
@@ -180,24 +180,7 @@ def load_selfplay_shard(path: str | os.PathLike, verify: bool = False) -> SelfPl
     if header.get("format_version") != FORMAT_VERSION:
         raise ShardError(meta, f"self-play shard format version {header.get('format_version')!r};"
                          f" this zerochess reads version {FORMAT_VERSION}")
-    arrays = {}
-    for name in ALL_ARRAYS:
-        file = path / f"{name}.npy"
-        want = header.get("arrays", {}).get(name)
-        if want is None:
-            raise ShardError(meta, f"no entry for array {name!r}")
-        if not file.is_file():
-            raise ShardError(file, "missing array file")
-        if verify and _sha256(file) != want["sha256"]:
-            raise ShardError(file, "checksum mismatch: the file is corrupt or was modified")
-        try:
-            a = np.load(file, mmap_mode="r", allow_pickle=False)
-        except (OSError, ValueError, EOFError) as e:
-            raise ShardError(file, f"corrupt array: {e}") from e
-        if str(a.dtype) != want["dtype"] or list(a.shape) != want["shape"]:
-            raise ShardError(file, f"expected {want['dtype']} {want['shape']}, "
-                             f"found {a.dtype} {list(a.shape)}")
-        arrays[name] = a
+    arrays = load_arrays(path, meta, header, ALL_ARRAYS, verify)
     _check_layout(path, arrays, int(header["samples"]), int(header["games"]))
     return SelfPlayShard(path, header, arrays)
 

@@ -189,6 +189,31 @@ class Shard:
         return self.header.get("split", "")
 
 
+def load_arrays(path: Path, meta: Path, header: dict, names, verify: bool) -> dict:
+    """Memory-map the named arrays of a shard directory, checking each against the header's
+    dtype, shape and (with ``verify``) SHA-256; ShardError names the file at fault. Shared by
+    the phase-1 and self-play shard readers, whose headers list arrays the same way."""
+    arrays = {}
+    for name in names:
+        file = path / f"{name}.npy"
+        want = header.get("arrays", {}).get(name)
+        if want is None:
+            raise ShardError(meta, f"no entry for array {name!r}")
+        if not file.is_file():
+            raise ShardError(file, "missing array file")
+        if verify and _sha256(file) != want["sha256"]:
+            raise ShardError(file, "checksum mismatch: the file is corrupt or was modified")
+        try:
+            a = np.load(file, mmap_mode="r", allow_pickle=False)
+        except (OSError, ValueError, EOFError) as e:
+            raise ShardError(file, f"corrupt array: {e}") from e
+        if str(a.dtype) != want["dtype"] or list(a.shape) != want["shape"]:
+            raise ShardError(file, f"expected {want['dtype']} {want['shape']}, "
+                             f"found {a.dtype} {list(a.shape)}")
+        arrays[name] = a
+    return arrays
+
+
 def load_shard(path: str | os.PathLike, verify: bool = True) -> Shard:
     """Memory-map a shard, checking its version, every array's dtype and shape and, with
     ``verify``, its SHA-256. Raises ShardError naming the offending file."""
@@ -206,23 +231,6 @@ def load_shard(path: str | os.PathLike, verify: bool = True) -> Shard:
     if version not in READABLE_VERSIONS:
         raise ShardError(meta, f"shard format version {version!r}; this zerochess reads "
                          f"versions {list(READABLE_VERSIONS)} (regenerate the data)")
-    arrays = {}
-    for name in arrays_of_version(version):
-        file = path / f"{name}.npy"
-        want = header.get("arrays", {}).get(name)
-        if want is None:
-            raise ShardError(meta, f"no entry for array {name!r}")
-        if not file.is_file():
-            raise ShardError(file, "missing array file")
-        if verify and _sha256(file) != want["sha256"]:
-            raise ShardError(file, "checksum mismatch: the file is corrupt or was modified")
-        try:
-            a = np.load(file, mmap_mode="r", allow_pickle=False)
-        except (OSError, ValueError, EOFError) as e:
-            raise ShardError(file, f"corrupt array: {e}") from e
-        if str(a.dtype) != want["dtype"] or list(a.shape) != want["shape"]:
-            raise ShardError(file, f"expected {want['dtype']} {want['shape']}, "
-                             f"found {a.dtype} {list(a.shape)}")
-        arrays[name] = a
+    arrays = load_arrays(path, meta, header, arrays_of_version(version), verify)
     _check_layout(path, arrays, int(header["samples"]), int(header["games"]))
     return Shard(path, header, arrays)
