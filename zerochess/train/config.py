@@ -8,15 +8,13 @@ line options override the file.
 
 from __future__ import annotations
 
-import json
-import os
-import tomllib
-from dataclasses import asdict, dataclass, fields, replace
-from pathlib import Path
+from dataclasses import dataclass
+
+from zerochess.train.configfile import ConfigFile
 
 
 @dataclass(frozen=True)
-class SuperviseConfig:
+class SuperviseConfig(ConfigFile):
     preset: str = "tiny"
     """Network preset (zerochess.engine.network.PRESETS): tiny, small or base."""
     policy_head: str | None = "attention"
@@ -96,30 +94,3 @@ class SuperviseConfig:
             raise ValueError(f"policy_target must be 'played' or 'sampler', got {self.policy_target!r}")
         if self.lr <= 0 or not 0 <= self.min_lr_ratio <= 1:
             raise ValueError("need lr > 0 and 0 <= min_lr_ratio <= 1")
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    def replace(self, **changes) -> "SuperviseConfig":
-        return replace(self, **{k: v for k, v in changes.items() if v is not None})
-
-    @classmethod
-    def from_dict(cls, d: dict, source: str = "config") -> "SuperviseConfig":
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(d) - known)
-        if unknown:
-            raise ValueError(f"{source}: unknown SuperviseConfig fields {unknown}")
-        return cls(**d)
-
-    @classmethod
-    def from_file(cls, path: str | os.PathLike) -> "SuperviseConfig":
-        """Read a flat JSON or TOML file of field values (by extension)."""
-        path = Path(path)
-        try:
-            text = path.read_text()
-            d = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
-        except (OSError, ValueError) as e:
-            raise ValueError(f"{path}: cannot read config: {e}") from e
-        if not isinstance(d, dict):
-            raise ValueError(f"{path}: config must be a table/object of fields")
-        return cls.from_dict(d, source=str(path))

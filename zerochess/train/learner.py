@@ -30,6 +30,7 @@ from zerochess.engine.checkpoint import load_checkpoint, save_checkpoint
 from zerochess.train.losses import LossWeights
 from zerochess.train.replay import ReplayBatch, ReplayWindow
 from zerochess.train.selfplay_config import SelfPlayConfig
+from zerochess.train.supervise import _save_atomic
 
 log = logging.getLogger("zerochess.selfplay")
 
@@ -60,15 +61,6 @@ def selfplay_loss(policy_logits: torch.Tensor, wdl_logits: torch.Tensor, target:
     parts = {"policy_loss": policy_loss.detach(), "value_loss": value_loss.detach(),
              "illegal_mass": illegal_mass.detach(), "policy_kl": (policy_loss - entropy).detach()}
     return total, parts
-
-
-def _save_atomic(obj: dict, path: Path) -> None:
-    tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
-    with open(tmp, "wb") as f:
-        torch.save(obj, f)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
 
 
 class Learner:

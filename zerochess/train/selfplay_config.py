@@ -8,15 +8,13 @@ run's config is written to RUN_DIR/config.json; a restart with the same command 
 
 from __future__ import annotations
 
-import json
-import os
-import tomllib
-from dataclasses import asdict, dataclass, fields, replace
-from pathlib import Path
+from dataclasses import dataclass
+
+from zerochess.train.configfile import ConfigFile
 
 
 @dataclass(frozen=True)
-class SelfPlayConfig:
+class SelfPlayConfig(ConfigFile):
     # -- the loop ----------------------------------------------------------------------
     iterations: int = 100
     """Iterations of actors -> learner -> gating; a restart continues up to this number."""
@@ -195,34 +193,6 @@ class SelfPlayConfig:
                             fast_search_nodes=self.fast_search_nodes,
                             full_search_probability=self.full_search_probability,
                             hash_mb=64, seed=self.seed)
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    def replace(self, **changes) -> "SelfPlayConfig":
-        """A copy with the given fields changed (None values are ignored: CLI defaults)."""
-        return replace(self, **{k: v for k, v in changes.items() if v is not None})
-
-    @classmethod
-    def from_dict(cls, d: dict, source: str = "config") -> "SelfPlayConfig":
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(d) - known)
-        if unknown:
-            raise ValueError(f"{source}: unknown SelfPlayConfig fields {unknown}")
-        return cls(**d)
-
-    @classmethod
-    def from_file(cls, path: str | os.PathLike) -> "SelfPlayConfig":
-        """Read a flat JSON or TOML file of field values (TOML by the .toml extension)."""
-        path = Path(path)
-        try:
-            text = path.read_text()
-            d = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
-        except (OSError, ValueError) as e:
-            raise ValueError(f"{path}: cannot read config: {e}") from e
-        if not isinstance(d, dict):
-            raise ValueError(f"{path}: config must be a table/object of fields")
-        return cls.from_dict(d, source=str(path))
 
 
 #: Fields a restart may change without changing what the run is (resources, budgets).

@@ -1,0 +1,45 @@
+"""Reading and copying the training config dataclasses (``SuperviseConfig``, ``SelfPlayConfig``).
+
+Both are flat dataclasses of documented fields, loaded from JSON or TOML files given with
+``--config``; the mixin keeps the file handling and its error messages in one place.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+from dataclasses import asdict, fields, replace
+from pathlib import Path
+
+
+class ConfigFile:
+    """Mixin for a config dataclass: ``to_dict``, ``replace``, ``from_dict``, ``from_file``."""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def replace(self, **changes):
+        """A copy with the given fields changed (None values are ignored: CLI defaults)."""
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+    @classmethod
+    def from_dict(cls, d: dict, source: str = "config"):
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(d) - known)
+        if unknown:
+            raise ValueError(f"{source}: unknown {cls.__name__} fields {unknown}")
+        return cls(**d)
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike):
+        """Read a flat JSON or TOML file of field values (TOML by the .toml extension)."""
+        path = Path(path)
+        try:
+            text = path.read_text()
+            d = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
+        except (OSError, ValueError) as e:
+            raise ValueError(f"{path}: cannot read config: {e}") from e
+        if not isinstance(d, dict):
+            raise ValueError(f"{path}: config must be a table/object of fields")
+        return cls.from_dict(d, source=str(path))
