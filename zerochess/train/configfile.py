@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import tomllib
 from dataclasses import asdict, fields, replace
 from pathlib import Path
 
@@ -37,9 +36,19 @@ class ConfigFile:
         path = Path(path)
         try:
             text = path.read_text()
-            d = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
+            d = _load_toml(path, text) if path.suffix == ".toml" else json.loads(text)
         except (OSError, ValueError) as e:
             raise ValueError(f"{path}: cannot read config: {e}") from e
         if not isinstance(d, dict):
             raise ValueError(f"{path}: config must be a table/object of fields")
         return cls.from_dict(d, source=str(path))
+
+
+def _load_toml(path: Path, text: str) -> dict:
+    # tomllib is in the standard library from Python 3.11; zerochess supports 3.10, where
+    # JSON configs work and a TOML one gets this clear error instead of an ImportError.
+    try:
+        import tomllib
+    except ImportError:
+        raise ValueError(f"{path}: TOML configs need Python 3.11 or later; use JSON") from None
+    return tomllib.loads(text)
