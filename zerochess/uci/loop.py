@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import logging
 import os
-import random
 import sys
 import threading
 import time
@@ -30,7 +29,7 @@ from zerochess.engine import Board
 from zerochess.search.timeman import GoParams, Stopper, allocate
 from zerochess.uci.commands import UciError, parse_go, parse_position, parse_setoption
 from zerochess.uci.format import bestmove_line, info_line
-from zerochess.uci.options import DEFAULT, OPTIONS, OptionError, OptionValues
+from zerochess.uci.options import OPTIONS, OptionError, OptionValues
 from zerochess.uci.player import Player
 
 log = logging.getLogger("zerochess.uci")
@@ -213,8 +212,7 @@ class _SearchJob:
         # The opponent played the expected move: from now on it is our clock.
         self.params.ponder = False
         self._clock_start = time.perf_counter()
-        self._stopper = self._make_stopper()
-        self.loop.player.restart_clock(self._stopper)
+        self._stopper = self._make_stopper()  # the search reads it through a getter each batch
         self._hold.set()
 
     def join(self):

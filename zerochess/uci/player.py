@@ -80,9 +80,6 @@ class Player:
         if self.search is not None:
             self.search.stop()
 
-    def restart_clock(self, stopper: Stopper) -> None:
-        """Nothing to do: the stopper is read through the job's getter at every batch."""
-
     def play(self, board: Board, params: GoParams, get_stopper: Callable[[], Stopper],
              options: OptionValues, on_info: Callable[[SearchInfo], None],
              is_stopped: Callable[[], bool], clock_start: Callable[[], float] = time.perf_counter):
