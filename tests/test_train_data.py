@@ -120,7 +120,7 @@ def test_other_settings_on_an_existing_directory_are_refused(dataset, tmp_path):
 
 def test_shard_round_trip(tmp_path):
     rng = np.random.default_rng(0)
-    n, g = 5, 2
+    n = 5
     arrays = {
         "tokens": rng.integers(0, 44, (n, 72)).astype(np.uint8),
         "move": np.arange(n, dtype=np.int16),
