@@ -216,6 +216,31 @@ def test_resume_after_a_kill_reproduces_the_next_step(data, tmp_path):
         Trainer(cfg.replace(lr=5e-3), data, split, resume=True)
 
 
+def test_init_from_starts_at_the_checkpoints_weights(data, smoke_run, tmp_path):
+    """A warm start takes the checkpoint's weights and architecture (here a non-default head),
+    not the preset's fresh ones, and then trains with its own fresh optimizer."""
+    src = tmp_path / "src"
+    Trainer(TINY.replace(policy_head="pooled", steps=2), data, src).run()
+    warm_cfg = TINY.replace(init_from=str(src / "final.pt"), steps=1)
+    warm = Trainer(warm_cfg, data, tmp_path / "warm")
+    start, _ = load_checkpoint(src / "final.pt")
+    assert warm.net_cfg.policy_head == "pooled"
+    assert all(torch.equal(v, warm.model.state_dict()[k]) for k, v in start.state_dict().items())
+    assert not warm.opt.state  # fresh AdamW moments
+    warm.run()
+    assert json.loads((tmp_path / "warm" / "config.json").read_text())["network"]["policy_head"] == "pooled"
+    # Resuming a warm-started run rebuilds the same architecture.
+    Trainer(warm_cfg.replace(steps=1), data, tmp_path / "warm", resume=True)
+    # A missing or damaged checkpoint is named, not a traceback.
+    from zerochess.engine.checkpoint import CheckpointError
+    with pytest.raises(CheckpointError, match="nope.pt"):
+        Trainer(TINY.replace(init_from=str(tmp_path / "nope.pt")), data, tmp_path / "x")
+    res = CliRunner().invoke(main, ["train", "supervise", "--data", str(data), "--out",
+                                    str(tmp_path / "y"), "--init-from", str(src / "final.pt"),
+                                    "--preset", "small"])
+    assert res.exit_code != 0 and "--init-from takes the checkpoint's architecture" in res.output
+
+
 def test_legal_generation_test_on_an_untrained_network():
     torch.manual_seed(0)
     model = ChessTransformer(NetworkConfig.preset("tiny"))

@@ -76,9 +76,12 @@ def generate(games, out, workers, seed, games_per_shard, val_fraction, max_plies
 @click.option("--steps", type=click.IntRange(min=1), default=None, help="Total steps (replaces --epochs).")
 @click.option("--batch-size", type=click.IntRange(min=1), default=None)
 @click.option("--threads", type=click.IntRange(min=0), default=None, help="torch CPU threads.")
+@click.option("--init-from", type=click.Path(dir_okay=False), default=None,
+              help="Start from this network checkpoint's weights and architecture (fresh "
+                   "optimizer and schedule); overrides --config.")
 @click.option("--resume", is_flag=True, help="Continue the run in OUT exactly where it stopped.")
 def supervise(data, out, preset, config_file, device, policy_head, policy_target, epochs, steps,
-              batch_size, threads, resume):
+              batch_size, threads, init_from, resume):
     """Train a network on DATA, writing checkpoints, train.log and metrics.jsonl to OUT."""
     from tqdm import tqdm
 
@@ -91,7 +94,10 @@ def supervise(data, out, preset, config_file, device, policy_head, policy_target
         cfg = SuperviseConfig.from_file(config_file) if config_file else SuperviseConfig()
         cfg = cfg.replace(preset=preset, device=device, policy_head=policy_head,
                           policy_target=policy_target, epochs=epochs, steps=steps,
-                          batch_size=batch_size, threads=threads)
+                          batch_size=batch_size, threads=threads, init_from=init_from)
+        if cfg.init_from and (preset or policy_head):
+            raise ValueError("--init-from takes the checkpoint's architecture; drop --preset "
+                             "and --policy-head")
         trainer = Trainer(cfg, data, out, resume=resume)
     except (ValueError, ShardError, ResumeError, CheckpointError) as e:
         raise click.ClickException(str(e)) from e

@@ -53,6 +53,10 @@ class SuperviseConfig(ConfigFile):
     (shards' sampler_prob, format version 2; mate-in-1 samples keep their mating move), chosen
     on equal compute (docs/training.md); "played": one-hot on the played move (the seed's,
     and the only choice for version-1 data)."""
+    init_from: str | None = None
+    """Warm start: begin from this network checkpoint's weights, with a fresh optimizer and
+    schedule (nanoGPT's ``init_from``), to fine-tune a finished run on new settings. The
+    checkpoint's architecture replaces `preset` and `policy_head`; `dropout` still applies."""
     seed: int = 0
     """Seeds the weights, dropout and the data order."""
     device: str = "auto"

@@ -27,6 +27,7 @@ import math
 import os
 import random
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
@@ -61,6 +62,19 @@ def network_config(cfg: SuperviseConfig) -> NetworkConfig:
     overrides = {k: v for k, v in (("policy_head", cfg.policy_head), ("dropout", cfg.dropout))
                  if v is not None}
     return NetworkConfig.preset(cfg.preset, **overrides)
+
+
+def initial_model(cfg: SuperviseConfig) -> ChessTransformer:
+    """The network a run starts from: fresh weights from the preset (seeded by the caller),
+    or ``cfg.init_from``'s weights and architecture (a CheckpointError names a bad file)."""
+    if cfg.init_from is None:
+        return ChessTransformer(network_config(cfg))
+    model, _ = load_checkpoint(cfg.init_from)
+    if cfg.dropout is not None and cfg.dropout != model.config.dropout:
+        warm = ChessTransformer(replace(model.config, dropout=cfg.dropout))
+        warm.load_state_dict(model.state_dict())
+        model = warm
+    return model
 
 
 def make_optimizer(model: torch.nn.Module, cfg: SuperviseConfig) -> torch.optim.AdamW:
@@ -153,10 +167,9 @@ class Trainer:
         self.total_steps = cfg.steps or cfg.epochs * self.steps_per_epoch
         self.weights = LossWeights(cfg.policy_weight, cfg.value_weight, cfg.illegal_weight,
                                    cfg.illegal_penalty)
-        self.net_cfg = network_config(cfg)
-
         torch.manual_seed(cfg.seed)
-        self.model = ChessTransformer(self.net_cfg).to(self.device)
+        self.model = initial_model(cfg).to(self.device)
+        self.net_cfg = self.model.config
         self.opt = make_optimizer(self.model, cfg)
         self.sched = torch.optim.lr_scheduler.LambdaLR(
             self.opt, lambda s: lr_factor(s, self.total_steps, cfg))
