@@ -118,6 +118,22 @@ def test_loss_is_the_visit_cross_entropy():
     assert float(parts["policy_kl"]) == pytest.approx(float(want) - entropy, rel=1e-5)
 
 
+
+def test_log_penalty_makes_the_loss_alphazeros_unmasked_cross_entropy():
+    """With the "log" penalty at weight 1, policy loss + penalty equals the plain
+    cross-entropy of the visit targets against the softmax over all 4168 indices."""
+    cfg = SelfPlayConfig(illegal_penalty="log", illegal_weight=1.0)
+    w = LossWeights(1.0, 0.0, cfg.illegal_weight, cfg.illegal_penalty)
+    torch.manual_seed(1)
+    logits, legal = torch.randn(3, 4168), torch.rand(3, 4168) < 0.01
+    target = torch.rand(3, 4168) * legal
+    target = target / target.sum(-1, keepdim=True)
+    total, _ = selfplay_loss(logits, torch.randn(3, 3), target, torch.tensor([0, 1, 2]), legal, w)
+    unmasked = -(target * torch.log_softmax(logits, -1)).sum(-1).mean()
+    assert float(total) == pytest.approx(float(unmasked), rel=1e-5)
+    with pytest.raises(ValueError, match="illegal_penalty"):
+        SelfPlayConfig(illegal_penalty="square")
+
 # -- actors and shards -------------------------------------------------------------------
 
 def test_shard_targets_equal_the_searches_root_visits(init_ckpt, tmp_path, monkeypatch):

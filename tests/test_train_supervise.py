@@ -14,7 +14,7 @@ from zerochess.engine.network import ChessTransformer, NetworkConfig
 from zerochess.train.config import SuperviseConfig
 from zerochess.train.generate import GenerateConfig, generate
 from zerochess.train.legalgen import legal_generation_test
-from zerochess.train.losses import LossWeights, MetricSums, phase1_loss
+from zerochess.train.losses import LossWeights, MetricSums, illegal_penalty, phase1_loss
 from zerochess.train.randomplay import PlayConfig
 from zerochess.train.report import make_report
 from zerochess.train.supervise import ResumeError, Trainer, lr_factor
@@ -72,6 +72,22 @@ def test_log_penalty_plus_masked_ce_is_the_unmasked_ce():
     total, _ = phase1_loss(logits, wdl_logits, move, wdl, legal,
                            LossWeights(1.0, 0.0, 1.0, illegal_penalty="log"))
     assert torch.allclose(total, F.cross_entropy(logits, move), atol=1e-5)
+
+
+def test_log_penalty_gradient_sharpens_the_legal_policy():
+    """The "log" penalty's gradient is p_j / B on each illegal logit and -M q_i / B on each
+    legal one (q: the legal-masked softmax): it raises likely legal moves most."""
+    logits, _, _, _, legal = batch()
+    b = logits.shape[0]
+    z = logits.clone().requires_grad_()
+    pen, m = illegal_penalty(z, legal, "log")
+    pen.backward()
+    p = torch.softmax(logits, -1)
+    mass = (p * ~legal).sum(-1, keepdim=True)
+    assert float(m.detach()) == pytest.approx(float(mass.mean()), rel=1e-5)
+    assert torch.allclose(z.grad[~legal], (p / b)[~legal], rtol=1e-4, atol=1e-12)
+    q = p / (1 - mass)
+    assert torch.allclose(z.grad[legal], (-mass * q / b).expand_as(p)[legal], rtol=1e-4, atol=1e-9)
 
 
 def test_sampler_target_loss_is_the_hand_computed_cross_entropy():

@@ -4,7 +4,9 @@ Loss per position: cross-entropy from the search's visit distribution to the pol
 taken over the legal moves (the same legal-only masking as phase 1, since the search only
 asks for priors over legal moves), plus the WDL cross-entropy of the value head against
 the game result (phase 1's value loss, not the seed's MSE on a scalar: the network's value
-head is WDL), plus phase 1's illegal-mass penalty so the network keeps the rules it learnt.
+head is WDL), plus phase 1's illegal-move penalty so the network keeps the rules it learnt (by default
+its "log" form at weight 1, which makes policy term + penalty exactly AlphaZero's plain
+cross-entropy over all move indices).
 
 The learner trains its own weights continuously (AlphaGo Zero): the actors play the best
 network, which the learner's checkpoints replace only by winning the gating match.
@@ -27,7 +29,7 @@ import torch
 import torch.nn.functional as F
 
 from zerochess.engine.checkpoint import load_checkpoint, save_checkpoint
-from zerochess.train.losses import LossWeights
+from zerochess.train.losses import LossWeights, illegal_penalty, legal_log_softmax
 from zerochess.train.replay import ReplayBatch, ReplayWindow
 from zerochess.train.selfplay_config import SelfPlayConfig
 from zerochess.train.supervise import _save_atomic
@@ -48,14 +50,9 @@ def selfplay_loss(policy_logits: torch.Tensor, wdl_logits: torch.Tensor, target:
     minus the targets' entropy: 0 when the network's priors equal the visit distribution.
     """
     logits = policy_logits.float()  # (B, P)
-    log_q = torch.log_softmax(logits.masked_fill(~legal, float("-inf")), dim=-1)  # (B, P)
-    log_q = log_q.masked_fill(~legal, 0.0)  # 0 * -inf would be NaN
-    policy_loss = -(target * log_q).sum(-1).mean()
+    policy_loss = -(target * legal_log_softmax(logits, legal)).sum(-1).mean()
     entropy = -(target * torch.log(target.clamp_min(1e-12))).sum(-1).mean()
-    log_p = torch.log_softmax(logits, dim=-1)  # (B, P) raw, unmasked
-    log_legal = torch.logsumexp(log_p.masked_fill(~legal, float("-inf")), dim=-1)  # (B,)
-    illegal_mass = (-torch.expm1(log_legal)).mean()
-    penalty = illegal_mass if w.illegal_penalty == "mass" else -log_legal.mean()
+    penalty, illegal_mass = illegal_penalty(logits, legal, w.illegal_penalty)
     value_loss = F.cross_entropy(wdl_logits.float(), wdl)
     total = w.policy * policy_loss + w.value * value_loss + w.illegal * penalty
     parts = {"policy_loss": policy_loss.detach(), "value_loss": value_loss.detach(),
@@ -79,7 +76,8 @@ class Learner:
         no_decay = [p for p in self.model.parameters() if p.dim() < 2]
         self.opt = torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay},
                                       {"params": no_decay, "weight_decay": 0.0}], lr=cfg.lr)
-        self.weights = LossWeights(1.0, cfg.value_weight, cfg.illegal_weight, "mass")
+        self.weights = LossWeights(1.0, cfg.value_weight, cfg.illegal_weight,
+                                   cfg.illegal_penalty)
         self.step = 0
         self.iteration = 0   # the last iteration whose training finished
         if self.path.exists():

@@ -11,6 +11,11 @@ learns the rules, which the masked term alone would never reward. Two forms:
 * ``"log"``: -log(1 - M), the cross-entropy of "the move is legal". Masked CE plus this at
   weight 1 is exactly the unmasked cross-entropy of the seed's §1.5.1 code, split into a
   "which legal move" and a "legal at all" part; its gradient stays large while M is large.
+  But on a legal logit z_i its gradient is -M q_i (q: the legal-masked softmax): it raises
+  every legal logit in proportion to its probability, i.e. it sharpens the legal policy
+  away from its target while M is large. (Holding the legal logits constant in the penalty
+  removes that, but then nothing holds them above the illegal ones while shared weights move
+  both: in self-play training M rose from 22% to 98%; docs/selfplay.md.)
 """
 
 from __future__ import annotations
@@ -29,6 +34,25 @@ class LossWeights:
     illegal_penalty: str = "log"  # "log" (-log(1 - M)) or "mass" (M, the seed's, with weight 0.1)
 
 
+def legal_log_softmax(logits: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:
+    """log q over the legal moves (softmax of the legal logits only), 0 off them (B, P).
+
+    The zeros make ``target * log_q`` well defined where target is 0 off the legal moves
+    (0 * -inf would be NaN)."""
+    log_q = torch.log_softmax(logits.masked_fill(~legal, float("-inf")), dim=-1)
+    return log_q.masked_fill(~legal, 0.0)
+
+
+def illegal_penalty(logits: torch.Tensor, legal: torch.Tensor, form: str
+                    ) -> tuple[torch.Tensor, torch.Tensor]:
+    """(penalty, mean illegal mass M) of the raw softmax over all P indices; ``form`` "mass"
+    is M (the seed's), "log" is -log(1 - M) (module docstring). fp32 logits (B, P)."""
+    log_p = torch.log_softmax(logits, dim=-1)  # (B, P)
+    log_legal = torch.logsumexp(log_p.masked_fill(~legal, float("-inf")), dim=-1)  # (B,) log(1 - M)
+    illegal_mass = (-torch.expm1(log_legal)).mean()
+    return (illegal_mass if form == "mass" else -log_legal.mean()), illegal_mass
+
+
 def phase1_loss(policy_logits: torch.Tensor, wdl_logits: torch.Tensor, move: torch.Tensor,
                 wdl: torch.Tensor, legal: torch.Tensor, w: LossWeights,
                 target: torch.Tensor | None = None
@@ -44,12 +68,8 @@ def phase1_loss(policy_logits: torch.Tensor, wdl_logits: torch.Tensor, move: tor
     if target is None:
         policy_loss = F.cross_entropy(masked, move)
     else:
-        log_q = torch.log_softmax(masked, dim=-1).masked_fill(~legal, 0.0)  # 0 * -inf is NaN
-        policy_loss = -(target.float() * log_q).sum(-1).mean()
-    log_p = torch.log_softmax(logits, dim=-1)  # (B, P)
-    log_legal = torch.logsumexp(log_p.masked_fill(~legal, float("-inf")), dim=-1)  # (B,) log(1 - M)
-    illegal_mass = (-torch.expm1(log_legal)).mean()
-    penalty = illegal_mass if w.illegal_penalty == "mass" else -log_legal.mean()
+        policy_loss = -(target.float() * legal_log_softmax(logits, legal)).sum(-1).mean()
+    penalty, illegal_mass = illegal_penalty(logits, legal, w.illegal_penalty)
     value_loss = F.cross_entropy(wdl_logits.float(), wdl)
     total = w.policy * policy_loss + w.value * value_loss + w.illegal * penalty
     parts = {"policy_loss": policy_loss.detach(), "value_loss": value_loss.detach(),
