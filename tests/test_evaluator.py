@@ -130,6 +130,21 @@ def test_priors_follow_the_order_of_the_legal_moves():
     assert p1.std() > 0.01  # peaked: the permutation check is not comparing uniform priors
 
 
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_reach_mask_leaves_the_searchs_priors_unchanged(precision):
+    """The mask only touches moves that are never legal, so the priors over the legal moves
+    (all the search sees) are those of the same weights without it."""
+    plain = sharpen(fresh_network("tiny", seed=5))
+    masked = fresh_network("tiny", seed=5, reach_mask=True)
+    masked.load_state_dict(plain.state_dict())
+    tokens, legal, offsets = BATCH
+    p1, w1 = TorchEvaluator(Network(plain), "cpu", precision=precision).evaluate(tokens, legal, offsets)
+    p2, w2 = TorchEvaluator(Network(masked), "cpu", precision=precision).evaluate(tokens, legal, offsets)
+    check_distributions(p2, w2, offsets)
+    np.testing.assert_allclose(p2, p1, rtol=1e-5, atol=1e-7)
+    np.testing.assert_array_equal(w2, w1)
+
+
 # bf16 (the CPU default) must meet the faithfulness bar (policy KL < 1e-3, WDL within 1e-2);
 # int8 dynamic quantisation misses it on peaked policies (measured KL ~1.3e-3 here, 4.5e-3 on
 # the benchmark's stress net), so it is only an opt-in and is held to a looser bound.

@@ -145,6 +145,61 @@ def test_underpromotion_tables_match_the_encoding():
     assert seen == 6 + 3  # white: b7a8, b7b8, b7c8 x 3 pieces / black: h2h1 x 3 pieces
 
 
+def test_reach_mask_never_masks_a_legal_move_and_masks_the_rest_of_the_geometry(tmp_path):
+    """Over random-game positions (castling, en passant, promotions of every kind), every legal
+    move's logit survives the reach mask; what it removes is exactly the moves python-chess's
+    empty-board geometry rules out (checked on one position by hand below)."""
+    torch.manual_seed(0)
+    model = ChessTransformer(NetworkConfig.preset("tiny", reach_mask=True)).eval()
+    rng = np.random.default_rng(3)
+    boards = [Board(f) for f in FENS]
+    for _ in range(60):
+        b = chess.Board()
+        for _ in range(int(rng.integers(0, 120))):
+            moves = list(b.legal_moves)
+            if not moves:
+                break
+            b.push(moves[int(rng.integers(len(moves)))])
+        if not b.is_game_over():
+            boards.append(Board(b.fen()))
+    tokens = torch.from_numpy(np.stack([encoding.encode_board(x) for x in boards]))
+    allowed = model.allowed_moves(tokens)
+    with torch.no_grad():
+        logits, _ = model(tokens)
+    for i, board in enumerate(boards):
+        legal = encoding.legal_move_indices(board)
+        assert allowed[i, legal].all(), board.fen()
+        assert (logits[i, legal] > -100).all() and (logits[i, ~allowed[i]] == -1e4).all()
+    # What it keeps, position by position: python-chess's empty-board moves of each own piece
+    # (pawn pushes and captures, castling as e1-g1/e1-c1), minus squares holding own pieces.
+    for i, board in enumerate(boards[:40]):
+        pos = chess.Board(board.fen())
+        flip = 0 if pos.turn == chess.WHITE else 56
+        want = set()
+        for sq, piece in pos.piece_map().items():
+            if piece.color != pos.turn:
+                continue
+            f = sq ^ flip  # mover's frame
+            alone = chess.Board(None)
+            alone.set_piece_at(f, chess.Piece(piece.piece_type, chess.WHITE))
+            targets = set(alone.attacks(f))
+            if piece.piece_type == chess.PAWN:
+                targets = {t for t in targets} | {f + 8} | ({f + 16} if f // 8 == 1 else set())
+            if piece.piece_type == chess.KING and f == 4:
+                targets |= {2, 6}
+            own = {s ^ flip for s, p in pos.piece_map().items() if p.color == pos.turn}
+            want |= {f * 64 + t for t in targets if t not in own and t < 64}
+        got = set(allowed[i, :4096].nonzero().flatten().tolist())
+        assert got == want, board.fen()
+    # It survives a checkpoint round trip (no tensors of its own: the buffers are rebuilt).
+    save_checkpoint(tmp_path / "m.pt", model, {})
+    loaded, _ = load_checkpoint(tmp_path / "m.pt")
+    assert loaded.config.reach_mask and torch.equal(loaded(tokens)[0], logits)
+    # Checkpoints from before the field load without it (the default is off).
+    assert NetworkConfig.from_dict({k: v for k, v in PRESETS["tiny"].to_dict().items()
+                                    if k != "reach_mask"}).reach_mask is False
+
+
 def test_value_from_wdl():
     wdl = torch.tensor([[0.2, 0.3, 0.5], [1.0, 0.0, 0.0]])
     torch.testing.assert_close(value_from_wdl(wdl), torch.tensor([0.3, -1.0]))

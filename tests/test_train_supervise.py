@@ -245,6 +245,10 @@ def test_init_from_starts_at_the_checkpoints_weights(data, smoke_run, tmp_path):
     assert not warm.opt.state  # fresh AdamW moments
     warm.run()
     assert json.loads((tmp_path / "warm" / "config.json").read_text())["network"]["policy_head"] == "pooled"
+    # reach_mask has no parameters: it can be switched on for a warm start.
+    masked = Trainer(warm_cfg.replace(reach_mask=True), data, tmp_path / "masked")
+    assert masked.net_cfg.reach_mask and not start.config.reach_mask
+    assert all(torch.equal(v, masked.model.state_dict()[k]) for k, v in start.state_dict().items())
     # Resuming a warm-started run rebuilds the same architecture.
     Trainer(warm_cfg.replace(steps=1), data, tmp_path / "warm", resume=True)
     # A missing or damaged checkpoint is named, not a traceback.

@@ -66,6 +66,12 @@ class NetworkConfig:
     """Distinct token values (encoding contract)."""
     policy_size: int = POLICY_SIZE
     """Policy logits per position (encoding contract)."""
+    reach_mask: bool = False
+    """Set the logits of moves that the piece on the from-square could never make, even on an
+    empty board (and of moves from a square without an own piece or onto one), to -1e4.
+    Lc0's and AlphaZero's policy maps leave out moves no piece can make; this also reads
+    which piece stands there. No parameters; legal moves are never masked (tested). False
+    for checkpoints saved before the field existed."""
 
     def __post_init__(self) -> None:
         if self.policy_head not in POLICY_HEADS:
@@ -111,6 +117,28 @@ PRESETS: dict[str, NetworkConfig] = {
     # For a GPU: ~4x the width-squared and twice the depth of small.
     "base": NetworkConfig(d_model=512, n_layers=12, n_heads=16, d_ff=2048, policy_d=512),
 }
+
+
+def reach_table() -> torch.Tensor:
+    """(VOCAB_SIZE, 64, 64) bool: square token t on square f may move to square s on an empty
+    board, in the mover's frame (own pawns move up; castling is the king's e1-g1/e1-c1).
+    Only own-piece tokens 1..6 (P N B R Q K, zerochess.engine.encoding) have any move."""
+    table = torch.zeros(VOCAB_SIZE, N_SQUARES, N_SQUARES, dtype=torch.bool)
+    for f in range(N_SQUARES):
+        r, c = divmod(f, 8)
+        for s in range(N_SQUARES):
+            r2, c2 = divmod(s, 8)
+            dr, dc = r2 - r, c2 - c
+            if f == s:
+                continue
+            line, diagonal = dr == 0 or dc == 0, abs(dr) == abs(dc)
+            table[1, f, s] = (dr == 1 and abs(dc) <= 1) or (r == 1 and dr == 2 and dc == 0)
+            table[2, f, s] = {abs(dr), abs(dc)} == {1, 2}
+            table[3, f, s] = diagonal
+            table[4, f, s] = line
+            table[5, f, s] = line or diagonal
+            table[6, f, s] = max(abs(dr), abs(dc)) == 1 or (f == 4 and s in (2, 6))
+    return table
 
 
 def _underpromotion_tables() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -239,7 +267,28 @@ class ChessTransformer(nn.Module):
         )
         head = PooledPolicyHead if cfg.policy_head == "pooled" else AttentionPolicyHead
         self.policy_head = head(cfg)
+        if cfg.reach_mask:
+            self.register_buffer("reach", reach_table().view(VOCAB_SIZE, N_FROM_TO), persistent=False)
+            frm, under_to, _ = _underpromotion_tables()
+            file_step = torch.arange(N_UNDERPROMOTIONS) // 3 % 3 - 1  # -1, 0, +1
+            on_board = ((frm % 8) + file_step >= 0) & ((frm % 8) + file_step <= 7)
+            self.register_buffer("under_from", frm, persistent=False)
+            self.register_buffer("under_to", under_to, persistent=False)
+            self.register_buffer("under_on_board", on_board, persistent=False)
+            self.register_buffer("from_sq", torch.arange(N_FROM_TO) // N_SQUARES, persistent=False)
+            self.register_buffer("to_sq", torch.arange(N_FROM_TO) % N_SQUARES, persistent=False)
         self.apply(self._init_weights)
+
+    def allowed_moves(self, tokens: torch.Tensor) -> torch.Tensor:
+        """(B, POLICY_SIZE) bool: the moves ``reach_mask`` keeps for these positions."""
+        squares = tokens[:, :N_SQUARES].long()  # (B, 64)
+        own = (squares >= 1) & (squares <= 6)  # (B, 64)
+        from_token = squares[:, self.from_sq]  # (B, 4096)
+        reach = self.reach[from_token, torch.arange(N_FROM_TO, device=tokens.device)]  # (B, 4096)
+        moves = reach & ~own[:, self.to_sq]
+        under = ((squares[:, self.under_from] == 1) & self.under_on_board  # own pawn on rank 7
+                 & ~own[:, self.under_to])
+        return torch.cat([moves, under], dim=1)
 
     @staticmethod
     def _init_weights(m: nn.Module) -> None:
@@ -262,7 +311,10 @@ class ChessTransformer(nn.Module):
         # TorchEvaluator); the cast is a no-op when the whole model shares one dtype.
         x = self.norm(x.to(self.norm.weight.dtype))  # (B, T, C)
         pooled = x.mean(dim=1)  # (B, C)
-        return self.policy_head(x, pooled), self.value_head(pooled)  # (B, P), (B, 3)
+        policy = self.policy_head(x, pooled)  # (B, P)
+        if self.config.reach_mask:
+            policy = policy.masked_fill(~self.allowed_moves(tokens), -1e4)
+        return policy, self.value_head(pooled)  # (B, P), (B, 3)
 
 
 def value_from_wdl(wdl: torch.Tensor) -> torch.Tensor:

@@ -20,6 +20,9 @@ class SuperviseConfig(ConfigFile):
     policy_head: str | None = "attention"
     """Policy head: "attention" (per-square; chosen on equal compute, docs/training.md),
     "pooled" (the seed's MLP), or None for the preset's own."""
+    reach_mask: bool | None = None
+    """Mask moves the piece on the from-square could never make (NetworkConfig.reach_mask);
+    None keeps the preset's or the `init_from` checkpoint's setting."""
     dropout: float | None = 0.0
     """Dropout; None keeps the preset's. 0 because phase 1 sees each sample about once (no
     overfitting to fight) and dropout doubles the CPU cost of a step."""
@@ -56,7 +59,8 @@ class SuperviseConfig(ConfigFile):
     init_from: str | None = None
     """Warm start: begin from this network checkpoint's weights, with a fresh optimizer and
     schedule (nanoGPT's ``init_from``), to fine-tune a finished run on new settings. The
-    checkpoint's architecture replaces `preset` and `policy_head`; `dropout` still applies."""
+    checkpoint's architecture replaces `preset` and `policy_head`; `dropout` and `reach_mask`
+    (neither has parameters) still apply."""
     seed: int = 0
     """Seeds the weights, dropout and the data order."""
     device: str = "auto"

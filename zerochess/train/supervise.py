@@ -59,9 +59,11 @@ def resolve_device(name: str) -> torch.device:
 
 
 def network_config(cfg: SuperviseConfig) -> NetworkConfig:
-    overrides = {k: v for k, v in (("policy_head", cfg.policy_head), ("dropout", cfg.dropout))
-                 if v is not None}
-    return NetworkConfig.preset(cfg.preset, **overrides)
+    return NetworkConfig.preset(cfg.preset, **_overrides(cfg, ("policy_head", "dropout", "reach_mask")))
+
+
+def _overrides(cfg: SuperviseConfig, names: tuple[str, ...]) -> dict:
+    return {k: getattr(cfg, k) for k in names if getattr(cfg, k) is not None}
 
 
 def initial_model(cfg: SuperviseConfig) -> ChessTransformer:
@@ -70,8 +72,9 @@ def initial_model(cfg: SuperviseConfig) -> ChessTransformer:
     if cfg.init_from is None:
         return ChessTransformer(network_config(cfg))
     model, _ = load_checkpoint(cfg.init_from)
-    if cfg.dropout is not None and cfg.dropout != model.config.dropout:
-        warm = ChessTransformer(replace(model.config, dropout=cfg.dropout))
+    net_cfg = replace(model.config, **_overrides(cfg, ("dropout", "reach_mask")))
+    if net_cfg != model.config:
+        warm = ChessTransformer(net_cfg)
         warm.load_state_dict(model.state_dict())
         model = warm
     return model
