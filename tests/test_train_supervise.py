@@ -2,6 +2,7 @@
 
 import json
 import math
+from dataclasses import replace
 
 import pytest
 import torch
@@ -203,6 +204,7 @@ def test_smoke_run_writes_logs_metrics_and_checkpoints(data, smoke_run):
     for k in ("grad_policy_head", "grad_value_head", "grad_trunk", "loader_wait_share"):
         assert math.isfinite(train[-1][k])
     model, info = load_checkpoint(run / "final.pt")
+    assert model.config.reach_mask  # on for new runs by default
     assert info["metadata"]["step"] == 8 and info["metadata"]["metrics"]["legal_top1"] >= 0
     assert (run / "best.pt").exists() and (run / "train.log").read_text()
     with pytest.raises(ResumeError, match="--resume"):
@@ -236,11 +238,11 @@ def test_init_from_starts_at_the_checkpoints_weights(data, smoke_run, tmp_path):
     """A warm start takes the checkpoint's weights and architecture (here a non-default head),
     not the preset's fresh ones, and then trains with its own fresh optimizer."""
     src = tmp_path / "src"
-    Trainer(TINY.replace(policy_head="pooled", steps=2), data, src).run()
-    warm_cfg = TINY.replace(init_from=str(src / "final.pt"), steps=1)
+    Trainer(TINY.replace(policy_head="pooled", steps=2, reach_mask=False), data, src).run()
+    warm_cfg = replace(TINY, init_from=str(src / "final.pt"), steps=1, reach_mask=None)
     warm = Trainer(warm_cfg, data, tmp_path / "warm")
     start, _ = load_checkpoint(src / "final.pt")
-    assert warm.net_cfg.policy_head == "pooled"
+    assert warm.net_cfg.policy_head == "pooled" and not warm.net_cfg.reach_mask  # None: keep
     assert all(torch.equal(v, warm.model.state_dict()[k]) for k, v in start.state_dict().items())
     assert not warm.opt.state  # fresh AdamW moments
     warm.run()
