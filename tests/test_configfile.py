@@ -27,3 +27,18 @@ def test_without_tomllib_json_works_and_toml_says_why(tmp_path, monkeypatch):
     assert SuperviseConfig.from_file(tmp_path / "c.json").seed == 5
     with pytest.raises(ValueError, match="TOML configs need Python 3.11"):
         SuperviseConfig.from_file(tmp_path / "c.toml")
+
+
+@pytest.mark.parametrize("cls", [SuperviseConfig, SelfPlayConfig])
+def test_changed_fields_against_a_saved_config(cls):
+    """What a resume compares: differing fields by name, ignored fields skipped, fields the
+    saved config predates taken from their legacy values, obsolete saved fields reported."""
+    cfg = cls(seed=5)
+    saved = cls().to_dict()
+    assert cfg.changed_fields(saved) == ["seed"]
+    assert cfg.changed_fields(saved, ignore={"seed"}) == []
+    del saved["seed"]
+    assert cfg.changed_fields(saved, legacy={"seed": 5}) == []
+    assert cfg.changed_fields({**saved, "seed": 5, "gone": 1}) == ["gone"]
+    with pytest.raises(ValueError, match="illegal_penalty must be one of 'mass', 'log'"):
+        cls(illegal_penalty="square")

@@ -97,9 +97,7 @@ class SuperviseConfig(ConfigFile):
                 raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
         if self.steps is not None and self.steps <= 0:
             raise ValueError(f"steps must be positive, got {self.steps}")
-        if self.illegal_penalty not in ("mass", "log"):
-            raise ValueError(f"illegal_penalty must be 'mass' or 'log', got {self.illegal_penalty!r}")
-        if self.policy_target not in ("played", "sampler"):
-            raise ValueError(f"policy_target must be 'played' or 'sampler', got {self.policy_target!r}")
+        self.check_choice("illegal_penalty", ("mass", "log"))
+        self.check_choice("policy_target", ("played", "sampler"))
         if self.lr <= 0 or not 0 <= self.min_lr_ratio <= 1:
             raise ValueError("need lr > 0 and 0 <= min_lr_ratio <= 1")

@@ -22,6 +22,20 @@ class ConfigFile:
         """A copy with the given fields changed (None values are ignored: CLI defaults)."""
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
 
+    def changed_fields(self, saved: dict, ignore: frozenset | set = frozenset(),
+                       legacy: dict | None = None) -> list[str]:
+        """Names of the fields (outside ``ignore``) whose values differ from a saved run's
+        config dict; fields the saved dict predates take their ``legacy`` values, the ones
+        such runs used."""
+        base, now = {**(legacy or {}), **saved}, self.to_dict()
+        return sorted(k for k in set(base) | set(now) if k not in ignore and base.get(k) != now.get(k))
+
+    def check_choice(self, name: str, choices: tuple) -> None:
+        """Raise a ValueError naming the field unless its value is one of ``choices``."""
+        value = getattr(self, name)
+        if value not in choices:
+            raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}")
+
     @classmethod
     def from_dict(cls, d: dict, source: str = "config"):
         known = {f.name for f in fields(cls)}

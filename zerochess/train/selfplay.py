@@ -88,13 +88,9 @@ class SelfPlayRun:
             if self.state.get("format") != STATE_FORMAT or self.state.get("format_version") != STATE_VERSION:
                 raise SelfPlayError(f"{self.state_path}: not a self-play state of version {STATE_VERSION}")
             saved = json.loads((self.run_dir / "config.json").read_text())
-            # Fields added since a run started take the value such runs used.
-            legacy = {"illegal_penalty": "mass"}
-            base = {k: v for k, v in {**legacy, **saved["selfplay"]}.items()
-                    if k not in RESUMABLE_CHANGES}
-            now = {k: v for k, v in cfg.to_dict().items() if k not in RESUMABLE_CHANGES}
-            if base != now:
-                diff = sorted(k for k in now if base.get(k) != now[k])
+            diff = cfg.changed_fields(saved["selfplay"], RESUMABLE_CHANGES,
+                                      legacy={"illegal_penalty": "mass"})
+            if diff:
                 raise SelfPlayError(f"{self.run_dir}: config differs from the run's config.json "
                                     f"in {diff}; use the same settings or another RUN_DIR")
             if init is not None and Path(init).resolve() != Path(saved["init"]).resolve():

@@ -155,8 +155,7 @@ class SelfPlayConfig(ConfigFile):
         for name in positive:
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive, got {getattr(self, name)!r}")
-        if self.illegal_penalty not in ("mass", "log"):
-            raise ValueError(f"illegal_penalty must be 'mass' or 'log', got {self.illegal_penalty!r}")
+        self.check_choice("illegal_penalty", ("mass", "log"))
         for name in ("full_search_probability", "dirichlet_fraction", "random_opening_prob",
                      "no_resign_fraction", "self_play_ratio", "promote_score", "min_lr_ratio"):
             if not 0.0 <= getattr(self, name) <= 1.0:

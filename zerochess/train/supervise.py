@@ -239,12 +239,8 @@ class Trainer:
         if s["data_fingerprint"] != self.fingerprint:
             raise ResumeError(f"{path}: the run was trained on other data than {self.data_dir}")
         keep = {"stop_after_steps", "device", "threads", "prefetch"}  # may change on resume
-        # Fields added since the state was saved take the value such runs used.
-        legacy = {"policy_target": "played"}
-        saved = {k: v for k, v in {**legacy, **s["config"]}.items() if k not in keep}
-        now = {k: v for k, v in self.cfg.to_dict().items() if k not in keep}
-        if saved != now:
-            diff = sorted(k for k in now if saved.get(k) != now[k])
+        diff = self.cfg.changed_fields(s["config"], keep, legacy={"policy_target": "played"})
+        if diff:
             raise ResumeError(f"{path}: config differs from the saved run in {diff}")
         self.model.load_state_dict(s["model"])
         self.opt.load_state_dict(s["optimizer"])
