@@ -232,6 +232,13 @@ def test_resume_after_a_kill_reproduces_the_next_step(data, tmp_path):
     # And a resumed run refuses a changed config.
     with pytest.raises(ResumeError, match="lr"):
         Trainer(cfg.replace(lr=5e-3), data, split, resume=True)
+    # A state saved before init_from and reach_mask existed resumes with the settings such
+    # runs used (no warm start, the preset's mask), and names the field that now differs.
+    sb["config"] = {k: v for k, v in sb["config"].items() if k not in ("init_from", "reach_mask")}
+    torch.save(sb, split / "resume.pt")
+    Trainer(replace(cfg, reach_mask=None), data, split, resume=True)
+    with pytest.raises(ResumeError, match=r"\['reach_mask'\]"):
+        Trainer(cfg, data, split, resume=True)
 
 
 def test_init_from_starts_at_the_checkpoints_weights(data, smoke_run, tmp_path):
