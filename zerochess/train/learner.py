@@ -4,9 +4,8 @@ Loss per position: cross-entropy from the search's visit distribution to the pol
 taken over the legal moves (the same legal-only masking as phase 1, since the search only
 asks for priors over legal moves), plus the WDL cross-entropy of the value head against
 the game result (phase 1's value loss, not the seed's MSE on a scalar: the network's value
-head is WDL), plus phase 1's illegal-move penalty so the network keeps the rules it learnt (by default
-its "log" form at weight 1, which makes policy term + penalty exactly AlphaZero's plain
-cross-entropy over all move indices).
+head is WDL), plus phase 1's illegal-move penalty so the network keeps the rules it learnt
+(by default the seed's 0.1 x mass; SelfPlayConfig.illegal_penalty says why).
 
 The learner trains its own weights continuously (AlphaGo Zero): the actors play the best
 network, which the learner's checkpoints replace only by winning the gating match.
