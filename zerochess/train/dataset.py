@@ -20,7 +20,7 @@ from typing import Iterator
 import numpy as np
 
 from zerochess.train.generate import _read_metadata
-from zerochess.train.shards import Shard, ShardError, load_shard
+from zerochess.train.shards import Shard, ShardError, csr_rows, load_shard
 
 POLICY_SIZE = 4168
 
@@ -76,11 +76,7 @@ class PositionSet:
             move[rows] = sh["move"][local]
             outcome[rows] = sh["outcome"][local]
             kind[rows] = sh["kind"][local]
-            off = sh["legal_offsets"]
-            begin, end = off[local], off[local + 1]
-            lens = end - begin
-            # Flat positions of every legal move of every selected sample (CSR gather).
-            flat = np.repeat(begin - np.cumsum(lens) + lens, lens) + np.arange(lens.sum())
+            flat, lens = csr_rows(sh["legal_offsets"], local)  # every legal move of every sample
             at = (np.repeat(rows, lens), sh["legal_indices"][flat])
             legal[at] = True
             if target is not None:

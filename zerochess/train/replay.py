@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from zerochess.train.selfplay_shards import SHARD_RE, SelfPlayShard, load_selfplay_shard
+from zerochess.train.shards import csr_rows
 
 POLICY_SIZE = 4168
 
@@ -99,10 +100,7 @@ class ReplayWindow:
             sh = self.shards[s]
             tokens[rows] = sh["tokens"][local]
             outcome[rows] = sh["outcome"][local]
-            off = sh["policy_offsets"]
-            begin, end = off[local], off[local + 1]
-            lens = end - begin
-            flat = np.repeat(begin - np.cumsum(lens) + lens, lens) + np.arange(lens.sum())
+            flat, lens = csr_rows(sh["policy_offsets"], local)
             r = np.repeat(rows, lens)
             cols = sh["policy_indices"][flat].astype(np.int64)
             visits = sh["policy_visits"][flat].astype(np.float32)

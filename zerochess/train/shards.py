@@ -189,6 +189,13 @@ class Shard:
         return self.header.get("split", "")
 
 
+def csr_rows(offsets: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Gather of a CSR array: the flat positions of every entry of the given rows (row after
+    row, in order) and each row's entry count, so ``values[flat]`` are their entries."""
+    begin, lens = offsets[rows], offsets[rows + 1] - offsets[rows]
+    return np.repeat(begin - np.cumsum(lens) + lens, lens) + np.arange(lens.sum()), lens
+
+
 def load_arrays(path: Path, meta: Path, header: dict, names, verify: bool) -> dict:
     """Memory-map the named arrays of a shard directory, checking each against the header's
     dtype, shape and (with ``verify``) SHA-256; ShardError names the file at fault. Shared by
