@@ -18,6 +18,7 @@ import tempfile
 import numpy as np
 import torch
 
+from zerochess.engine.checkpoint import load_checkpoint
 from zerochess.train.learner import Learner, selfplay_loss
 from zerochess.train.losses import LossWeights
 from zerochess.train.replay import ReplayWindow, list_shards, load_selfplay_shard
@@ -51,7 +52,6 @@ def main() -> None:
     print(f"train window {len(train)} positions, held-out {len(held)} ({held.names[0]})")
     cfg0 = SelfPlayConfig(steps_per_iteration=args.steps, batch_size=256, lr=3e-4, device="cpu")
     with tempfile.TemporaryDirectory() as tmp:
-        from zerochess.engine.checkpoint import load_checkpoint
         start, _ = load_checkpoint(args.init)
         print(json.dumps({"variant": "start", **held_out_scores(start, held)}))
         for name in args.variants:
