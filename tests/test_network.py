@@ -17,12 +17,11 @@ from zerochess.engine.checkpoint import (
     load_checkpoint,
     save_checkpoint,
 )
+from zerochess.engine.models.transformer import ChessTransformer, _underpromotion_tables
 from zerochess.engine.network import (
     POLICY_HEADS,
     PRESETS,
-    ChessTransformer,
     NetworkConfig,
-    _underpromotion_tables,
     flops_per_position,
     param_count,
     value_from_wdl,

@@ -1,6 +1,6 @@
 """The public face of the network: ``load_network`` and ``Network.predict``.
 
-``Network`` bundles a fp32 ``ChessTransformer`` with its metadata and where it came from,
+``Network`` bundles a fp32 model (``build_model``) with its metadata and where it came from,
 and answers questions about whole boards (python users, tests, analysis scripts). The
 search does not use ``predict``: it talks to an evaluator (``Network.evaluator()``), which
 takes the token buffer the Cython core fills.
@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from zerochess.engine.checkpoint import load_checkpoint, save_checkpoint
-from zerochess.engine.network import ChessTransformer, NetworkConfig
+from zerochess.engine.network import NetworkConfig, PolicyValueModel, build_model
 
 logger = logging.getLogger(__name__)
 
@@ -36,14 +36,14 @@ class Network:
     """A network ready for inference: ``predict`` boards, or build an ``evaluator`` for search.
 
     Attributes:
-        model: the fp32 ``ChessTransformer`` in eval mode, on ``device``.
+        model: the fp32 ``PolicyValueModel`` in eval mode, on ``device``.
         config: its ``NetworkConfig``.
         metadata: the checkpoint's metadata (step, data, metrics, ...); ``{"untrained": True,
             ...}`` for the freshly initialised stand-in.
         source: the checkpoint path, or a description for a network built in memory.
     """
 
-    def __init__(self, model: ChessTransformer, metadata: dict | None = None,
+    def __init__(self, model: PolicyValueModel, metadata: dict | None = None,
                  source: str = "<memory>", device: str | torch.device = "cpu") -> None:
         from zerochess.engine.evaluator import resolve_device
 
@@ -104,12 +104,12 @@ def _as_board(b):
     raise TypeError(f"expected a Board or a FEN string, got {type(b).__name__}")
 
 
-def fresh_network(preset: str = "tiny", seed: int = STAND_IN_SEED, **overrides) -> ChessTransformer:
+def fresh_network(preset: str = "tiny", seed: int = STAND_IN_SEED, **overrides) -> PolicyValueModel:
     """A newly initialised model, reproducible from ``seed`` without touching global RNG state."""
     config = NetworkConfig.preset(preset, **overrides)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        return ChessTransformer(config).eval()
+        return build_model(config).eval()
 
 
 def load_network(path: str | os.PathLike | None = None, device: str = "auto") -> Network:

@@ -7,7 +7,8 @@ reads it without unpickling arbitrary objects)::
       "format": "zerochess-network",   # tells our files from any other .pt file
       "format_version": 1,             # bumped on any incompatible layout change
       "zerochess_version": "0.1.0",    # the package that wrote it (informational)
-      "config": {...},                 # NetworkConfig.to_dict()
+      "config": {...},                 # NetworkConfig.to_dict(), architecture included (a
+                                       # config without one is a "transformer")
       "state_dict": {name: tensor},    # the model's weights
       "metadata": {...},               # step, data, metrics, anything plain (str/int/float/
                                        # bool/None and lists/dicts of them)
@@ -27,7 +28,7 @@ from typing import Any
 import torch
 
 from zerochess._version import __version__
-from zerochess.engine.network import ChessTransformer, NetworkConfig
+from zerochess.engine.network import NetworkConfig, PolicyValueModel, build_model
 
 FORMAT = "zerochess-network"
 FORMAT_VERSION = 1
@@ -62,7 +63,7 @@ def _check_plain(value: Any, where: str) -> None:
 
 
 def save_checkpoint(
-    path: str | os.PathLike, model: ChessTransformer, metadata: dict | None = None
+    path: str | os.PathLike, model: PolicyValueModel, metadata: dict | None = None
 ) -> Path:
     """Write ``model`` (its config and fp32 CPU weights) and ``metadata`` to ``path`` atomically.
 
@@ -96,7 +97,7 @@ def save_checkpoint(
     return path
 
 
-def load_checkpoint(path: str | os.PathLike) -> tuple[ChessTransformer, dict]:
+def load_checkpoint(path: str | os.PathLike) -> tuple[PolicyValueModel, dict]:
     """Read a checkpoint into a CPU fp32 model in eval mode; return ``(model, info)``.
 
     ``info`` holds ``metadata``, ``format_version`` and ``zerochess_version`` from the file.
@@ -125,7 +126,7 @@ def load_checkpoint(path: str | os.PathLike) -> tuple[ChessTransformer, dict]:
         config = NetworkConfig.from_dict(payload["config"])
     except (TypeError, ValueError) as e:
         raise CheckpointError(path, f"invalid network config: {e}") from e
-    model = ChessTransformer(config)
+    model = build_model(config)
     try:
         model.load_state_dict(payload["state_dict"], strict=True)
     except (RuntimeError, TypeError, AttributeError) as e:
