@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from zerochess.cli import main
 from zerochess.engine.checkpoint import load_checkpoint
-from zerochess.engine.network import ChessTransformer, NetworkConfig
+from zerochess.engine.network import NetworkConfig, build_model
 from zerochess.train.config import SuperviseConfig
 from zerochess.train.generate import GenerateConfig, generate
 from zerochess.train.legalgen import legal_generation_test
@@ -272,7 +272,7 @@ def test_init_from_starts_at_the_checkpoints_weights(data, smoke_run, tmp_path):
 
 def test_legal_generation_test_on_an_untrained_network():
     torch.manual_seed(0)
-    model = ChessTransformer(NetworkConfig.preset("tiny"))
+    model = build_model(NetworkConfig.preset("tiny"))
     r = legal_generation_test(model, n_games=3, n_moves=4, seed=1)
     assert r["moves"] == 12 and r["masked_illegal_rate"] == 0.0
     assert r["raw_illegal_rate"] > 0.5  # near-uniform over 4168 indices: almost always illegal

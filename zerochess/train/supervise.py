@@ -35,7 +35,7 @@ import numpy as np
 import torch
 
 from zerochess.engine.checkpoint import load_checkpoint, save_checkpoint
-from zerochess.engine.network import ChessTransformer, NetworkConfig, param_count
+from zerochess.engine.network import NetworkConfig, PolicyValueModel, build_model, param_count
 from zerochess.train.config import SuperviseConfig
 from zerochess.train.dataset import (Batch, PositionSet, Prefetcher, data_fingerprint,
                                      iterate_batches, load_split)
@@ -66,15 +66,15 @@ def _overrides(cfg: SuperviseConfig, names: tuple[str, ...]) -> dict:
     return {k: getattr(cfg, k) for k in names if getattr(cfg, k) is not None}
 
 
-def initial_model(cfg: SuperviseConfig) -> ChessTransformer:
+def initial_model(cfg: SuperviseConfig) -> PolicyValueModel:
     """The network a run starts from: fresh weights from the preset (seeded by the caller),
     or ``cfg.init_from``'s weights and architecture (a CheckpointError names a bad file)."""
     if cfg.init_from is None:
-        return ChessTransformer(network_config(cfg))
+        return build_model(network_config(cfg))
     model, _ = load_checkpoint(cfg.init_from)
     net_cfg = replace(model.config, **_overrides(cfg, ("dropout", "reach_mask")))
     if net_cfg != model.config:
-        warm = ChessTransformer(net_cfg)
+        warm = build_model(net_cfg)
         warm.load_state_dict(model.state_dict())
         model = warm
     return model
@@ -98,16 +98,18 @@ def lr_factor(step: int, total: int, cfg: SuperviseConfig) -> float:
     return cfg.min_lr_ratio + (1 - cfg.min_lr_ratio) * 0.5 * (1 + math.cos(math.pi * t))
 
 
-def grad_norms(model: ChessTransformer) -> dict[str, float]:
+def grad_norms(model: PolicyValueModel) -> dict[str, float]:
     """L2 gradient norms of the policy head, the value head and the shared trunk (§1.4.5:
-    the two heads should stay within an order of magnitude of each other)."""
+    the two heads should stay within an order of magnitude of each other). The model names
+    its heads, so this works for any architecture."""
     def norm(params) -> float:
         gs = [p.grad.detach().float().norm() for p in params if p.grad is not None]
         return float(torch.stack(gs).norm()) if gs else 0.0
-    heads = {id(p) for m in (model.policy_head, model.value_head) for p in m.parameters()}
-    return {"grad_policy_head": norm(model.policy_head.parameters()),
-            "grad_value_head": norm(model.value_head.parameters()),
-            "grad_trunk": norm(p for p in model.parameters() if id(p) not in heads)}
+    parts = model.head_modules()
+    heads = {id(p) for m in parts.values() for p in m.parameters()}
+    out = {f"grad_{name}_head": norm(m.parameters()) for name, m in parts.items()}
+    out["grad_trunk"] = norm(p for p in model.parameters() if id(p) not in heads)
+    return out
 
 
 def _rng_state() -> dict:
