@@ -51,8 +51,10 @@ class UciLoop:
             self._out.flush()
 
     def error(self, message: str) -> None:
+        """One ``info string error:`` line, however many lines the message has (a GUI shows
+        any other line as garbage); the whole text goes to the log."""
         log.warning("%s", message)
-        self.send(f"info string error: {message}")
+        self.send(f"info string error: {' '.join(str(message).split())}")
 
     # -- input --------------------------------------------------------------------------
     def run(self, infile: BinaryIO) -> None:
@@ -100,10 +102,7 @@ class UciLoop:
 
     def cmd_isready(self, args):
         if self._job is None:  # while searching the network is loaded already
-            try:
-                self.player.configure(self.options)
-            except (OSError, ValueError) as exc:
-                self.error(str(exc))
+            self._configure()
         self.send("readyok")
 
     def cmd_ucinewgame(self, args):
@@ -129,10 +128,8 @@ class UciLoop:
         if self._job is not None:
             raise UciError("a search is already running; send stop first")
         params = parse_go(args, self.board)
-        try:
-            self.player.configure(self.options)  # a no-op unless options changed
-        except (OSError, ValueError) as exc:
-            raise UciError(str(exc)) from None
+        self._configure()  # a no-op unless options changed
+        # Even with no network at all the job answers: every go ends in a bestmove.
         self._job = _SearchJob(self, self.board.copy(), params)
         self._job.start()
 
@@ -155,6 +152,16 @@ class UciLoop:
             self.send(f"info string {row}")
         self.send(f"info string fen {self.board.fen()}")
         self.send(f"info string key {self.board.zobrist():016x}")
+
+    def _configure(self) -> None:
+        """Apply the options; a file that does not load is reported in one line and the
+        engine goes on with the network (and book) it had."""
+        try:
+            problems = self.player.configure(self.options)
+        except Exception as exc:  # LoadError: not even the fallback network loads
+            problems = [str(exc)]
+        for problem in problems:
+            self.error(problem)
 
     # -- search lifecycle ---------------------------------------------------------------
     def _stop_search(self, wait: bool) -> None:
@@ -228,7 +235,7 @@ class _SearchJob:
                 is_stopped=self._stopped.is_set, clock_start=lambda: self._clock_start)
         except Exception as exc:  # report, and still answer with a legal move
             log.exception("search failed")
-            loop.send(f"info string error: search failed: {exc}")
+            loop.error(f"search failed: {exc}")
             moves = self.board.legal_moves()
             best = moves[0] if moves else None
         # UCI: in ponder/infinite mode bestmove waits for stop or ponderhit.
