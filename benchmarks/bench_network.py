@@ -155,7 +155,7 @@ def sample_batch(n: int, seed: int):
 
 def faithfulness(model, precision: str, compile_: bool, batch) -> dict:
     """KL(fp32 || backend) of the legal priors (mean and max over positions), max |WDL diff|."""
-    from zerochess.engine.evaluator import TorchEvaluator
+    from zerochess.engine.torch_evaluator import TorchEvaluator
 
     tokens, legal, offsets, _ = batch
     ref_p, ref_w = TorchEvaluator(model, "cpu", precision="fp32").evaluate(tokens, legal, offsets)
@@ -174,7 +174,7 @@ def worker(args) -> dict:
 
     from zerochess.engine.api import fresh_network
     from zerochess.engine.checkpoint import load_checkpoint
-    from zerochess.engine.evaluator import TorchEvaluator
+    from zerochess.engine.torch_evaluator import TorchEvaluator
     from zerochess.engine.network import flops_per_position, param_count
 
     torch.set_num_threads(args.threads)

@@ -66,7 +66,7 @@ class TimedEvaluator:
 def outside_share(minibatch: int, nodes: int, threads: int) -> tuple[float, float]:
     """(share of wall time outside evaluate, nodes/s) with the `small` net on the CPU."""
     from zerochess.engine.api import fresh_network
-    from zerochess.engine.evaluator import TorchEvaluator
+    from zerochess.engine.torch_evaluator import TorchEvaluator
 
     evaluator = TimedEvaluator(TorchEvaluator(fresh_network("small"), device="cpu",
                                               threads=threads, precision="fp32"))

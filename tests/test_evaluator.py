@@ -11,13 +11,9 @@ from zerochess.engine.api import Network, fresh_network, load_network, shipped_n
 from zerochess.engine.board import Board
 from zerochess.engine.checkpoint import CheckpointError
 from zerochess.engine.encoding import encode_board, legal_move_indices
-from zerochess.engine.evaluator import (
-    Evaluator,
-    TorchEvaluator,
-    UniformEvaluator,
-    default_precision,
-    make_evaluator,
-)
+from zerochess.engine.backends import make_evaluator
+from zerochess.engine.evaluator import Evaluator, UniformEvaluator
+from zerochess.engine.torch_evaluator import TorchEvaluator, default_precision
 from zerochess.engine.network import POLICY_HEADS
 
 

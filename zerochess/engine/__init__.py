@@ -30,7 +30,7 @@ _LAZY = {
     "load_network": "zerochess.engine.api",
     "Network": "zerochess.engine.api",
     "NetworkConfig": "zerochess.engine.network",
-    "make_evaluator": "zerochess.engine.evaluator",
+    "make_evaluator": "zerochess.engine.backends",
     "UniformEvaluator": "zerochess.engine.evaluator",
 }
 

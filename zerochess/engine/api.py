@@ -18,6 +18,7 @@ import torch
 
 from zerochess.engine.checkpoint import load_checkpoint, save_checkpoint
 from zerochess.engine.network import NetworkConfig, PolicyValueModel, build_model
+from zerochess.engine.torch_evaluator import TorchEvaluator, resolve_device
 
 logger = logging.getLogger(__name__)
 
@@ -45,8 +46,6 @@ class Network:
 
     def __init__(self, model: PolicyValueModel, metadata: dict | None = None,
                  source: str = "<memory>", device: str | torch.device = "cpu") -> None:
-        from zerochess.engine.evaluator import resolve_device
-
         self.device = resolve_device(device)
         self.model = model.eval().to(self.device)
         self.config: NetworkConfig = model.config
@@ -77,8 +76,6 @@ class Network:
 
     def evaluator(self, **kwargs):
         """A ``TorchEvaluator`` for this network (kwargs: device, threads, precision, ...)."""
-        from zerochess.engine.evaluator import TorchEvaluator
-
         kwargs.setdefault("device", self.device)
         return TorchEvaluator(self, **kwargs)
 

@@ -71,7 +71,7 @@ def bench(backend, nodes, minibatch):
         from zerochess.engine.evaluator import UniformEvaluator
         evaluator = UniformEvaluator()
     else:
-        from zerochess.engine.evaluator import make_evaluator
+        from zerochess.engine.backends import make_evaluator
         evaluator = make_evaluator(backend, device="cpu", threads=1)
     params = SearchParams(seed=0, hash_mb=16)
     if minibatch is not None:

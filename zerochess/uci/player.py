@@ -78,7 +78,7 @@ class Player:
 
     def _load_evaluator(self, options: OptionValues) -> None:
         key = self._evaluator_key_of(options)
-        from zerochess.engine.evaluator import make_evaluator
+        from zerochess.engine.backends import make_evaluator
         spec = options["WeightsFile"]
         started = time.perf_counter()
         kwargs = {} if spec == "uniform" else {"policy_temperature": options["PolicyTemperature"]}

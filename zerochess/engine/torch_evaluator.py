@@ -1,0 +1,228 @@
+"""The torch backend: a ``PolicyValueModel`` behind the evaluator ABI (``zerochess.engine.evaluator``).
+
+Precision, device and thread choices live here; torch itself is imported inside the
+functions, so that importing this module (for its defaults) stays cheap.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+from zerochess.engine.evaluator import check_batch
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["TorchEvaluator", "PRECISIONS", "default_precision", "resolve_device", "tune_malloc"]
+
+PRECISIONS = ("auto", "fp32", "bf16", "fp16", "int8")
+
+
+def tune_malloc() -> bool:
+    """Keep freed activation buffers in glibc's heap instead of returning them to the OS.
+
+    torch's CPU allocator hands every large tensor straight to malloc. With glibc's default
+    (dynamic) thresholds, multi-megabyte activations are mmap'ed and unmapped on every
+    forward, so each batch page-faults all its activations back in: measured here, that
+    costs 25-30% of the small network's throughput at batch 16-256. Raising the mmap and
+    trim thresholds once per process removes it (the same effect Intel's PyTorch CPU guide
+    gets from jemalloc/tcmalloc). The price: the heap keeps the largest batch's activations
+    (a few hundred MB for ``small`` at batch 256). Process-wide and idempotent; returns False where glibc
+    is absent (macOS, Windows, musl), which only costs speed.
+    """
+    global _MALLOC_TUNED
+    if _MALLOC_TUNED is not None:
+        return _MALLOC_TUNED
+    _MALLOC_TUNED = False
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL("libc.so.6")
+        m_trim_threshold, m_mmap_threshold = -1, -3  # from glibc's malloc.h
+        ok = libc.mallopt(m_mmap_threshold, 1 << 30) and libc.mallopt(m_trim_threshold, 1 << 30)
+        _MALLOC_TUNED = bool(ok)
+    except (OSError, AttributeError):
+        pass
+    logger.debug("glibc malloc thresholds raised: %s", _MALLOC_TUNED)
+    return _MALLOC_TUNED
+
+
+_MALLOC_TUNED: bool | None = None
+
+
+def resolve_device(device: str | None) -> "torch.device":
+    """``"auto"``/None -> CUDA when available, else CPU; anything else as torch reads it."""
+    import torch
+
+    if device in (None, "auto"):
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(device)
+
+
+def default_precision(device: "torch.device") -> str:
+    """The fastest precision that stayed faithful in benchmarks/bench_network.py.
+
+    CUDA: fp16 (tensor cores, Lc0's choice). CPU: bf16 where oneDNN has native bf16
+    matmuls (AVX512-BF16/AMX), measured ~2.3x fp32 with a mean policy KL to fp32 of 3.7e-4
+    and WDL within 4e-3 on the first trained network (docs/network.md; single positions
+    can deviate more: max KL 3.6e-2); fp32 elsewhere, because emulated bf16 is slower.
+    """
+    import torch
+
+    if device.type == "cuda":
+        return "fp16"
+    if device.type == "cpu" and _native_bf16():
+        return "bf16"
+    return "fp32"
+
+
+def _native_bf16() -> bool:
+    import torch
+
+    try:  # a private probe; treat its absence in some torch build as "no native bf16"
+        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    except (AttributeError, RuntimeError):
+        return False
+
+
+class TorchEvaluator:
+    """A network model (or ``Network``) behind the evaluator ABI, on CPU or CUDA.
+
+    One ``evaluate`` call runs one forward pass for the whole batch, gathers each position's
+    legal-move logits with one flat index (``row * POLICY_SIZE + move``) and normalises them
+    per position with segment reductions over the CSR offsets: no per-position Python loop.
+
+    Args:
+        network: a ``PolicyValueModel`` (``build_model``) or anything with a ``.model``
+            attribute holding one.
+            The evaluator works on its own copy, so the caller's fp32 model is untouched.
+        device: "auto" (CUDA if available), "cpu", "cuda", "cuda:1", ...
+        threads: intra-op threads for CPU inference (``torch.set_num_threads``, which is
+            process-wide); None leaves torch's setting alone.
+        precision: "fp32", "bf16", "fp16" (CUDA), "int8" (CPU dynamic quantisation of the
+            Linear layers) or "auto" (``default_precision``).
+        compile: wrap the forward in ``torch.compile`` (first call of each batch size
+            compiles; on CUDA "reduce-overhead" mode, which uses CUDA graphs).
+        policy_temperature: priors are softmax(logits / T) over the legal moves; the
+            attribute of the same name may be changed between batches (UCI
+            ``PolicyTemperature``), which touches nothing of the model.
+        max_batch: the batch size the search should aim for (a hint; larger batches work).
+    """
+
+    def __init__(
+        self,
+        network,
+        device: str | None = "auto",
+        threads: int | None = None,
+        precision: str = "auto",
+        compile: bool = False,
+        policy_temperature: float = 1.0,
+        max_batch: int = 256,
+        malloc_tuning: bool = True,
+    ) -> None:
+        import copy
+
+        import torch
+
+        model = getattr(network, "model", network)
+        if precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
+        if policy_temperature <= 0:
+            raise ValueError(f"policy_temperature must be positive, got {policy_temperature}")
+        self.device = resolve_device(device)
+        self.precision = default_precision(self.device) if precision == "auto" else precision
+        if self.precision == "int8" and self.device.type != "cpu":
+            raise ValueError("int8 dynamic quantisation runs on CPU only")
+        if self.precision == "fp16" and self.device.type == "cpu":
+            raise ValueError("fp16 on CPU is emulated and slow; use bf16 or fp32")
+        if threads is not None:
+            torch.set_num_threads(int(threads))
+        if malloc_tuning and self.device.type == "cpu":
+            tune_malloc()
+        self.config = model.config
+        self.policy_size = model.config.policy_size
+        self.policy_temperature = float(policy_temperature)
+        self.max_batch = int(max_batch)
+        self.model = self._prepare(copy.deepcopy(model).eval().float(), compile)
+        self._pinned = None  # reusable page-locked token buffer for CUDA uploads
+
+    def _prepare(self, model, compile: bool):
+        import torch
+
+        if self.precision == "int8":
+            import warnings
+
+            with warnings.catch_warnings():  # torch.ao's deprecation notice; it still works
+                warnings.simplefilter("ignore")
+                model = torch.ao.quantization.quantize_dynamic(
+                    model, {torch.nn.Linear}, dtype=torch.qint8
+                )
+        elif self.precision in ("bf16", "fp16"):
+            # The trunk (all but ~1-3% of the FLOPs) is cast whole rather than autocast:
+            # measured faster on CPU (no per-op casts). The final norm and both heads stay
+            # fp32: a trained network's policy logits span many units, and rounding them to
+            # bf16's 8-bit mantissa alone pushed the policy KL past 1e-3 (docs/network.md).
+            model = model.to(torch.bfloat16 if self.precision == "bf16" else torch.float16)
+            for part in model.fp32_modules():  # the model names them: any architecture
+                part.float()
+        model = model.to(self.device)
+        if compile:
+            mode = "reduce-overhead" if self.device.type == "cuda" else None
+            model = torch.compile(model, mode=mode, dynamic=False)
+        return model
+
+    def _upload(self, tokens: np.ndarray):
+        import torch
+
+        t = torch.from_numpy(tokens)  # zero-copy view of the core's buffer
+        if self.device.type != "cuda":
+            return t
+        if self._pinned is None or self._pinned.shape[0] < t.shape[0]:
+            self._pinned = torch.empty(
+                (max(t.shape[0], self.max_batch), t.shape[1]), dtype=torch.uint8
+            ).pin_memory()
+        staged = self._pinned[: t.shape[0]]
+        staged.copy_(t)
+        # The next batch may overwrite the pinned buffer only after this copy is done; the
+        # .cpu() calls in evaluate() synchronise the stream before we return.
+        return staged.to(self.device, non_blocking=True)
+
+    def forward(self, tokens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Raw network outputs for a token batch: (policy logits [B, P], WDL probs [B, 3])."""
+        import torch
+
+        with torch.inference_mode():
+            logits, wdl_logits = self.model(self._upload(tokens))
+            wdl = torch.softmax(wdl_logits.float(), dim=-1)
+            return logits.float().cpu().numpy(), wdl.cpu().numpy()
+
+    def evaluate(
+        self, tokens: np.ndarray, legal_idx: np.ndarray, offsets: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        import torch
+
+        b = check_batch(tokens, legal_idx, offsets)
+        counts = np.diff(offsets)  # (B,)
+        if b == 0:
+            return np.zeros(0, np.float32), np.zeros((0, 3), np.float32)
+        if counts.min() <= 0:
+            raise ValueError("every position must have at least one legal move")
+        rows = np.repeat(np.arange(b, dtype=np.int64), counts)  # (N,) position of each move
+        flat = torch.from_numpy(rows * self.policy_size + legal_idx)  # (N,) into logits.view(-1)
+        with torch.inference_mode():
+            logits, wdl_logits = self.model(self._upload(np.ascontiguousarray(tokens)))
+            picked = logits.reshape(-1)[flat.to(logits.device, non_blocking=True)]  # (N,)
+            picked = picked.float().cpu().numpy()
+            wdl = torch.softmax(wdl_logits.float(), dim=-1).cpu().numpy()  # (B, 3)
+        starts = offsets[:-1]
+        if self.policy_temperature != 1.0:
+            picked = picked / np.float32(self.policy_temperature)
+        # Segment softmax over CSR runs (no empty runs, so reduceat is exact).
+        e = np.exp(picked - np.repeat(np.maximum.reduceat(picked, starts), counts))  # (N,)
+        priors = e / np.repeat(np.add.reduceat(e, starts), counts)
+        return priors.astype(np.float32, copy=False), wdl.astype(np.float32, copy=False)
+
+    def __repr__(self) -> str:
+        return (f"TorchEvaluator(device={self.device}, precision={self.precision}, "
+                f"max_batch={self.max_batch}, policy_temperature={self.policy_temperature})")
