@@ -272,3 +272,59 @@ def test_root_restriction_sends_every_visit_to_the_allowed_moves():
     # the restriction lasts one search only
     result = search.search(Board(), nodes=500)
     assert len({m for m, v in result.root_visits.items() if v > 0}) > 2
+
+
+def test_root_wdl_is_loss_draw_win_like_every_report():
+    board = Board("6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1")   # White mates with Ra8
+    s = Search(UniformEvaluator(), SearchParams())
+    result = s.search(board, nodes=300)
+    q, (loss, draw, win) = s.tree.root_wdl()
+    assert win > loss and q == pytest.approx(win - loss)
+    assert (loss, draw, win) == pytest.approx(result.wdl, abs=0.05)
+
+
+def test_one_temperature_sampler_for_the_tree_and_the_uci_layer():
+    from zerochess.search.sampling import sample_by_visits
+    rng = np.random.default_rng(1)
+    assert sample_by_visits([5, 9, 1], 0.0, rng) is None and sample_by_visits([0, 0], 1.0, rng) is None
+    draws = [sample_by_visits([1, 3, 0], 1.0, rng) for _ in range(4000)]
+    assert 2 not in draws and 0.70 < draws.count(1) / len(draws) < 0.80
+    # the tree draws through it: the same generator state gives the same move
+    tree = Tree(SearchParams())
+    tree.set_position(Board())
+    run_many([tree], UniformEvaluator(), 100, rng=np.random.default_rng(0))
+    edges = tree.root_edges()
+    a = tree.choose_move(1.0, np.random.default_rng(7))
+    assert a == edges["moves"][sample_by_visits(edges["visits"], 1.0, np.random.default_rng(7))]
+
+
+def test_go_runs_on_one_worker_thread_that_reports_through_callbacks():
+    s = Search(UniformEvaluator(), SearchParams())
+    s.set_position(Board())
+    before = set(threading.enumerate())
+    seen = []
+    done = threading.Event()
+
+    def on_done(result):
+        seen.append(("done", threading.current_thread(), result.best_move))
+        done.set()
+
+    s.start(SearchLimits(), on_info=lambda info: seen.append(("info", threading.current_thread())),
+            on_done=on_done)
+    started = set(threading.enumerate()) - before
+    assert len(started) == 1           # the search's worker, nothing else
+    worker = started.pop()
+    s.stop()
+    assert done.wait(10)
+    s.join()
+    assert seen[-1][0] == "done" and {t for _, t, *rest in seen} == {worker}
+    assert not s.running
+
+
+def test_update_limits_replaces_the_stopping_rule_of_a_running_search():
+    s = Search(UniformEvaluator(), SearchParams())
+    s.set_position(Board())
+    s.start(SearchLimits(should_stop=lambda p: False))   # a ponder search: no limit
+    s.update_limits(lambda p: p.nodes >= 200)
+    result = s.wait()
+    assert 200 <= result.nodes < 200 + 2 * SearchParams().minibatch

@@ -26,7 +26,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-__all__ = ["PVLine", "SearchInfo", "SearchResult", "SearchLimits", "SearchStats",
+__all__ = ["PVLine", "SearchInfo", "SearchResult", "SearchLimits", "SearchProgress",
            "q_to_cp", "build_info", "build_result"]
 
 CP_SCALE = 90.0
@@ -100,19 +100,19 @@ class SearchResult(SearchInfo):
 
 
 @dataclass
-class SearchStats:
-    """What ``SearchLimits.should_stop`` sees after every batch (field names match
-    ``zerochess.search.timeman.SearchProgress``)."""
-    elapsed: float
-    nodes: int
-    depth: float
-    best_visits: int
-    second_visits: int
-    best_move_changes: int
-    last_batch_seconds: float
-    nn_evals: int = 0
-    tree_full: bool = False
-    root_proven: bool = False
+class SearchProgress:
+    """What ``SearchLimits.should_stop`` (the time manager's ``Stopper``) sees after every
+    batch: the one description of a running search's progress."""
+    elapsed: float            # seconds since the clock started (``SearchLimits.started``)
+    nodes: int                # visits added by this search
+    depth: float              # average tree depth
+    best_visits: int          # visits of the most visited root move
+    second_visits: int        # visits of the runner-up
+    best_move_changes: int    # how often the most visited root move changed in this search
+    last_batch_seconds: float  # duration of the latest network batch
+    nn_evals: int = 0         # positions sent to the evaluator
+    tree_full: bool = False   # the tree's memory is used up
+    root_proven: bool = False  # the solver has proven the root's result
 
 
 @dataclass
@@ -120,9 +120,14 @@ class SearchLimits:
     """When a search stops: ``nodes`` playouts, ``should_stop`` saying so, or ``stop()``.
 
     With neither, the search runs until ``stop()`` (UCI ``go infinite``) or the tree is
-    full. ``should_stop`` is polled after every batch (a batch cannot be interrupted)."""
+    full. ``should_stop`` is polled after every batch (a batch cannot be interrupted);
+    ``Search.update_limits`` replaces it while the search runs (UCI ``ponderhit``)."""
     nodes: Optional[int] = None
-    should_stop: Optional[Callable[[SearchStats], bool]] = None
+    should_stop: Optional[Callable[["SearchProgress"], bool]] = None
+    started: Optional[float] = None
+    """``time.perf_counter()`` at which ``SearchProgress.elapsed`` starts counting; None:
+    when the search starts. UCI passes the moment ``go`` arrived, so that loading or
+    configuring before the search is paid from the move's budget."""
     root_moves: tuple = ()
     """UCI ``go searchmoves``: search only these root moves (UCI strings); empty = all."""
 

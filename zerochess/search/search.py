@@ -1,8 +1,10 @@
-"""The UCI engine's search: one tree, one evaluator, a thread per ``go``.
+"""The UCI engine's search: one tree, one evaluator, one worker thread per ``go``.
 
 The interface is Leela Chess Zero's (SetPosition / StartSearch / StopSearch / WaitSearch)
 and Stockfish's rule that the search never prints: progress goes to ``on_info`` (at least
-once a second and once at the end), the result to ``on_done`` and ``wait()``.
+once a second and once at the end), the result to ``on_done`` and ``wait()``, a failure to
+``on_error`` and ``wait()``. The callbacks run on the worker thread, which is the only thread
+a ``go`` uses: the caller (the UCI loop) returns at once and formats what they report.
 
     search = Search(UniformEvaluator(), SearchParams(seed=1))
     search.set_position(board)                  # keeps the subtree if board extends the last root
@@ -28,12 +30,12 @@ from zerochess.engine.board import Board
 from zerochess.search.forest import add_dirichlet_noise
 from zerochess.search.mcts import Batch, run_round
 from zerochess.search.params import SearchParams
-from zerochess.search.results import (SearchInfo, SearchLimits, SearchResult, SearchStats,
+from zerochess.search.results import (SearchInfo, SearchLimits, SearchProgress, SearchResult,
                                       build_info, build_result)
 from zerochess.search.tree import Tree
 from zerochess.search.tt import TranspositionTable
 
-__all__ = ["Search", "search", "SearchLimits", "SearchResult", "SearchInfo", "SearchStats"]
+__all__ = ["Search", "search", "SearchLimits", "SearchResult", "SearchInfo", "SearchProgress"]
 
 UNLIMITED = 1 << 62
 INFO_INTERVAL = 1.0      # seconds between on_info reports
@@ -49,6 +51,8 @@ class Search:
         self.tree = Tree(self.params, self.tt)
         self.batch = Batch(self.params.minibatch)
         self._thread: Optional[threading.Thread] = None
+        self._finished = threading.Event()  # the worker is past its search, in on_done at most
+        self._stopping: tuple = (None, None)  # (should_stop, clock origin), swapped whole
         self._stop = threading.Event()
         self._result: Optional[SearchResult] = None
         self._error: Optional[BaseException] = None
@@ -57,10 +61,13 @@ class Search:
 
     # ------------------------------------------------------------------ set-up
     def configure(self, params: SearchParams) -> None:
-        """Apply new parameters between searches (the TT is reallocated if Hash changed)."""
+        """Apply new parameters between searches (the TT is reallocated if Hash changed, the
+        leaf buffer if the minibatch did); the evaluator is not touched."""
         self._check_idle()
         if params.hash_mb != self.params.hash_mb:
             self.tt.resize(params.hash_mb)
+        if params.minibatch != self.params.minibatch:
+            self.batch = Batch(params.minibatch)
         self.params = params
         self.tree.configure(params)
 
@@ -70,6 +77,12 @@ class Search:
         self.tree.clear()
         self.tt.clear()
         self._board = None
+
+    def clear_cache(self) -> None:
+        """Forget the cached evaluations (after the evaluator's answers changed, e.g. its
+        policy temperature); the tree keeps what it has learnt."""
+        self._check_idle()
+        self.tt.clear()
 
     def set_position(self, board: Board) -> bool:
         """Set the root; True when the previous tree's subtree under it was kept."""
@@ -81,27 +94,50 @@ class Search:
     # ------------------------------------------------------------------ running
     def start(self, limits: Optional[SearchLimits] = None,
               on_info: Optional[Callable[[SearchInfo], None]] = None,
-              on_done: Optional[Callable[[SearchResult], None]] = None) -> None:
-        """Search the position of the last ``set_position`` in a new thread."""
+              on_done: Optional[Callable[[SearchResult], None]] = None,
+              on_error: Optional[Callable[[BaseException], None]] = None) -> None:
+        """Search the position of the last ``set_position`` on a worker thread; return at once.
+
+        ``on_info``, then ``on_done`` (or ``on_error``, with the exception the search raised)
+        run on that thread; ``on_done`` may start the next search's caller going (a GUI
+        answers ``bestmove`` with its next ``go``), which is why the search counts as idle
+        from the moment ``on_done`` is called."""
         self._check_idle()
         if self._board is None:
             raise RuntimeError("set_position() must come before start()")
         self._stop.clear()
+        self._finished.clear()
         self._result, self._error = None, None
         limits = limits if limits is not None else SearchLimits()
-        self._thread = threading.Thread(target=self._run, args=(limits, on_info, on_done),
-                                        name="zerochess-mcts", daemon=True)
+        self._stopping = (limits.should_stop, limits.started)
+        self._thread = threading.Thread(target=self._run,
+                                        args=(limits, on_info, on_done, on_error),
+                                        name="zerochess-search", daemon=True)
         self._thread.start()
+
+    def update_limits(self, should_stop: Optional[Callable[[SearchProgress], bool]],
+                      started: Optional[float] = None) -> None:
+        """Replace the running search's stopping rule, polled from its next batch on, with
+        ``SearchProgress.elapsed`` counted from ``started`` (perf_counter; None: now).
+
+        UCI ``ponderhit``: the opponent played the expected move, the engine's clock starts.
+        """
+        self._stopping = (should_stop, time.perf_counter() if started is None else started)
 
     def stop(self) -> None:
         """Ask the running search to stop after its current batch (returns at once)."""
         self._stop.set()
 
+    def join(self) -> None:
+        """Block until the worker thread, its callbacks included, has ended."""
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join()
+            self._thread = None
+
     def wait(self) -> SearchResult:
         """Block until the search ends; its result (re-raises the search's exception)."""
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
+        self.join()
         if self._error is not None:
             error, self._error = self._error, None
             raise error
@@ -111,7 +147,9 @@ class Search:
 
     @property
     def running(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
+        """True while a search works; False once it has reached its callbacks."""
+        return (self._thread is not None and self._thread.is_alive()
+                and not self._finished.is_set())
 
     def search(self, board: Board, nodes: Optional[int] = None,
                limits: Optional[SearchLimits] = None) -> SearchResult:
@@ -123,15 +161,21 @@ class Search:
     def _check_idle(self) -> None:
         if self.running:
             raise RuntimeError("the search is running; stop() and wait() first")
+        self.join()  # a finished worker may still be returning from on_done
 
-    def _run(self, limits: SearchLimits, on_info, on_done) -> None:
+    def _run(self, limits: SearchLimits, on_info, on_done, on_error) -> None:
         try:
             result = self._loop(limits, on_info)
-            self._result = result
-            if on_done is not None:
-                on_done(result)
-        except BaseException as exc:       # handed to wait()
+        except BaseException as exc:       # handed to on_error and wait()
             self._error = exc
+            self._finished.set()
+            if on_error is not None:
+                on_error(exc)
+            return
+        self._result = result
+        self._finished.set()
+        if on_done is not None:
+            on_done(result)
 
     def _loop(self, limits: SearchLimits, on_info) -> SearchResult:
         tree, params = self.tree, self.params
@@ -151,19 +195,20 @@ class Search:
                 break
             now = time.perf_counter()
             batch_seconds = now - t0
-            if limits.should_stop is not None:
+            should_stop, clock_start = self._stopping  # one read: update_limits swaps both
+            if should_stop is not None:
                 best_visits, second_visits, best = tree.root_top2_visits()
                 if best != last_best:
                     changes += last_best >= 0
                     last_best = best
                 stats = tree.stats()
-                progress = SearchStats(
-                    elapsed=now - start, nodes=stats["playouts"], depth=stats["depth"],
+                progress = SearchProgress(
+                    elapsed=now - (start if clock_start is None else clock_start), nodes=stats["playouts"], depth=stats["depth"],
                     best_visits=best_visits, second_visits=second_visits,
                     best_move_changes=changes, last_batch_seconds=batch_seconds,
                     nn_evals=stats["nn_evals"], tree_full=stats["tree_full"],
                     root_proven=tree.root_proven())
-                if limits.should_stop(progress):
+                if should_stop(progress):
                     break
             if on_info is not None and now - last_info >= INFO_INTERVAL:
                 on_info(build_info(tree, self.tt, now - start, params.multipv))

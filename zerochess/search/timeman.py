@@ -21,6 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
+from zerochess.search.results import SearchProgress  # what the stopper reads, each batch
+
 
 @dataclass
 class GoParams:
@@ -36,18 +38,6 @@ class GoParams:
     infinite: bool = False
     ponder: bool = False
     searchmoves: tuple[str, ...] = ()
-
-
-@dataclass
-class SearchProgress:
-    """What the stopper needs to know about the running search."""
-    elapsed: float            # seconds since the search (or ponderhit) started
-    nodes: int                # visits added by this search
-    depth: float              # average tree depth
-    best_visits: int          # visits of the most visited root move
-    second_visits: int        # visits of the runner-up
-    best_move_changes: int    # how often the most visited root move changed in this search
-    last_batch_seconds: float  # duration of the latest network batch
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from zerochess.engine.encoding cimport move_index
 from zerochess.search.tt cimport TranspositionTable
 
 from zerochess.search.params import SearchParams
+from zerochess.search.sampling import sample_by_visits
 
 cnp.import_array()
 
@@ -375,13 +376,14 @@ cdef class Tree:
         }
 
     def root_wdl(self):
-        """(q, (w, d, l)) of the root from its side to move, or None before any visit."""
+        """(q, (l, d, w)) of the root from its side to move, or None before any visit; WDL in
+        (loss, draw, win) order, as the evaluator and every report give it."""
         cdef Node* r = &self.data.nodes[0]
         if r.visits == 0:
             return None
         q = -r.wl / r.visits
         d = r.d / r.visits
-        return q, ((1 + q - d) / 2, d, (1 - q - d) / 2)
+        return q, ((1 - q - d) / 2, d, (1 + q - d) / 2)
 
     def root_edges(self):
         """Per root move, in generation order: a dict of equal-length arrays.
@@ -567,8 +569,5 @@ cdef class Tree:
         if not ranked:
             return None
         edges = self.root_edges()
-        visits = edges["visits"].astype(np.float64)
-        if temperature <= 0 or visits.sum() <= 0:
-            return edges["moves"][ranked[0]]
-        weights = np.power(visits / visits.max(), 1.0 / temperature)
-        return edges["moves"][int(rng.choice(len(weights), p=weights / weights.sum()))]
+        drawn = sample_by_visits(edges["visits"], temperature, rng)
+        return edges["moves"][ranked[0] if drawn is None else drawn]
