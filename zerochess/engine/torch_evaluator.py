@@ -14,7 +14,11 @@ from zerochess.engine.evaluator import check_batch
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["TorchEvaluator", "PRECISIONS", "default_precision", "resolve_device", "tune_malloc"]
+__all__ = ["TorchEvaluator", "PRECISIONS", "DEFAULT_POLICY_TEMPERATURE", "default_precision",
+           "resolve_device", "tune_malloc"]
+
+#: Softmax temperature of the priors unless one is given (UCI ``PolicyTemperature``'s default).
+DEFAULT_POLICY_TEMPERATURE = 1.0
 
 PRECISIONS = ("auto", "fp32", "bf16", "fp16", "int8")
 
@@ -117,7 +121,7 @@ class TorchEvaluator:
         threads: int | None = None,
         precision: str = "auto",
         compile: bool = False,
-        policy_temperature: float = 1.0,
+        policy_temperature: float = DEFAULT_POLICY_TEMPERATURE,
         max_batch: int = 256,
         malloc_tuning: bool = True,
     ) -> None:

@@ -1,7 +1,8 @@
 """The UCI protocol loop: the only place in zerochess that writes UCI text.
 
-The main thread reads commands; a search runs in its own thread (the Cython core releases
-the GIL), so ``isready`` and ``stop`` are answered while it thinks. Lessons from what GUI
+The main thread reads commands; a ``go`` starts the search on its one worker thread (the
+Cython core releases the GIL) and returns, so ``isready`` and ``stop`` are answered while it
+thinks. The search reports through callbacks; this module alone turns them into text. Lessons from what GUI
 users report against Leela Chess Zero:
 
 * the network is loaded when ``isready`` is answered, never lazily inside the first ``go``
@@ -187,17 +188,22 @@ _COMMANDS = {
 
 
 class _SearchJob:
-    """One ``go``: runs the search in a thread, prints info lines and exactly one bestmove."""
+    """One ``go``: starts the search and sends exactly one ``bestmove``.
+
+    No thread of its own: the search runs on its one worker thread, which calls back with
+    info and the outcome; this object formats them. ``bestmove`` goes out once the outcome
+    is known and, for ``go ponder``/``go infinite``, ``stop`` or ``ponderhit`` has come,
+    whichever is last, on whichever thread that is.
+    """
 
     def __init__(self, loop: UciLoop, board: Board, params: GoParams):
         self.loop = loop
         self.board = board
         self.params = params
-        self._hold = threading.Event()     # set when bestmove may be sent
-        if not (params.ponder or params.infinite):
-            self._hold.set()
-        self._stopped = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="zerochess-search", daemon=True)
+        self._lock = threading.Lock()
+        self._released = not (params.ponder or params.infinite)  # bestmove may go out
+        self._outcome: Optional[tuple] = None   # (best, ponder) once the search has ended
+        self._sent = False
         self._clock_start = time.perf_counter()
         self._stopper = self._make_stopper()
 
@@ -208,41 +214,56 @@ class _SearchJob:
         return Stopper(self.params, budget, fixed_nodes=opts["Nodes"])
 
     def start(self):
-        self._thread.start()
+        loop = self.loop
+        try:
+            loop.player.start(
+                self.board, self.params, self._stopper, loop.options,
+                on_info=lambda info: loop.send(info_line(info, loop.options["UCI_ShowWDL"])),
+                on_done=self._done, on_error=self._failed, started=self._clock_start)
+        except Exception as exc:
+            self._failed(exc)
 
     def stop(self):
-        self._stopped.set()
-        self._hold.set()
         self.loop.player.stop()
+        self._release()
 
     def ponderhit(self):
         # The opponent played the expected move: from now on it is our clock.
         self.params.ponder = False
         self._clock_start = time.perf_counter()
-        self._stopper = self._make_stopper()  # the search reads it through a getter each batch
-        self._hold.set()
+        self._stopper = self._make_stopper()
+        self.loop.player.ponderhit(self._stopper, self._clock_start)
+        self._release()
 
     def join(self):
-        self._thread.join()
+        """Wait until the search (and the bestmove it may send) is over."""
+        self.loop.player.wait()
 
-    def _run(self):
-        loop = self.loop
-        best, ponder = None, None
-        try:
-            best, ponder = loop.player.play(
-                self.board, self.params, lambda: self._stopper, loop.options,
-                on_info=lambda info: loop.send(info_line(info, loop.options["UCI_ShowWDL"])),
-                is_stopped=self._stopped.is_set, clock_start=lambda: self._clock_start)
-        except Exception as exc:  # report, and still answer with a legal move
-            log.exception("search failed")
-            loop.error(f"search failed: {exc}")
-            moves = self.board.legal_moves()
-            best = moves[0] if moves else None
-        # UCI: in ponder/infinite mode bestmove waits for stop or ponderhit.
-        self._hold.wait()
+    def _failed(self, exc: BaseException):
+        """Report, and still answer with a legal move."""
+        log.error("search failed", exc_info=exc)
+        self.loop.error(f"search failed: {exc}")
+        moves = self.board.legal_moves()
+        self._done(moves[0] if moves else None, None)
+
+    def _done(self, best: Optional[str], ponder: Optional[str]):
+        with self._lock:
+            self._outcome = (best, ponder)
+        self._send_if_due()
+
+    def _release(self):
+        with self._lock:
+            self._released = True
+        self._send_if_due()
+
+    def _send_if_due(self):
+        with self._lock:
+            if self._sent or not self._released or self._outcome is None:
+                return
+            self._sent = True
         # Idle before bestmove goes out: a GUI may send its next command the moment it reads it.
-        loop._job_finished(self)
-        loop.send(bestmove_line(best, ponder))
+        self.loop._job_finished(self)
+        self.loop.send(bestmove_line(*self._outcome))
 
 
 def _attach_log_file(path: str) -> None:

@@ -2,6 +2,10 @@
 
 A declaration yields both the ``option name ...`` line sent after ``uci`` and the parser
 for ``setoption``, so the two can never disagree (Leela Chess Zero's ``OptionId`` idea).
+An option that sets a field of the search (``sets="search.<field>"``) or an attribute of the
+evaluator (``sets="evaluator.<attribute>"``) takes its default from there, so no default is
+typed twice; ``search_params`` and ``evaluator_settings`` apply them. The README's options
+table is checked against these declarations (tests/test_uci_options_doc.py).
 
 Floating-point options are advertised as ``type string`` holding a decimal number: UCI
 has no float type, and GUIs that see ``spin`` expect integers (Leela Chess Zero does the same).
@@ -12,6 +16,13 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from typing import Any
+
+from zerochess.engine.torch_evaluator import DEFAULT_POLICY_TEMPERATURE
+from zerochess.search.params import SearchParams
+
+#: The engine's search: the library's defaults with a larger cache, because a GUI game
+#: keeps one tree and its cache for many moves (bench and self-play trees keep 16 MB).
+ENGINE_PARAMS = SearchParams(hash_mb=64)
 
 
 class OptionError(ValueError):
@@ -27,6 +38,9 @@ class Option:
     min: float | None = None
     max: float | None = None
     choices: tuple[str, ...] = ()
+    sets: str = ""
+    """What the value sets: "search.<SearchParams field>", "evaluator.<attribute>", or ""
+    for an option the UCI layer itself reads (files, clock, book, output)."""
 
     def uci_line(self) -> str:
         """The ``option name ...`` declaration a GUI reads."""
@@ -75,6 +89,14 @@ class Option:
         return "" if text == "<empty>" else text
 
 
+def search_option(name: str, param: str, help: str, lo: float, hi: float) -> Option:
+    """An option setting the ``SearchParams`` field ``param``: its default is the engine's
+    (``ENGINE_PARAMS``), its type follows the field's (int: spin, float: a number)."""
+    default = getattr(ENGINE_PARAMS, param)
+    kind = "spin" if isinstance(default, int) else "float"
+    return Option(name, kind, default, help, lo, hi, sets=f"search.{param}")
+
+
 def format_float(x: float) -> str:
     return f"{x:g}" if isinstance(x, float) else str(x)
 
@@ -82,18 +104,18 @@ def format_float(x: float) -> str:
 DEFAULT = "<default>"   # WeightsFile / BookFile value meaning "the file shipped in the package"
 
 OPTIONS: tuple[Option, ...] = (
-    Option("Hash", "spin", 64, "Transposition table (network-evaluation cache) size in MB.",
-           1, 65536),
+    search_option("Hash", "hash_mb", "Transposition table (network-evaluation cache) size in MB.",
+                  1, 65536),
     Option("Threads", "spin", 1, "CPU threads for the network evaluator (the tree search is "
            "one thread that batches leaves).", 1, max(1, os.cpu_count() or 1) * 4),
-    Option("MinibatchSize", "spin", 32, "Leaves gathered with virtual loss per network call.",
-           1, 1024),
+    search_option("MinibatchSize", "minibatch", "Leaves gathered with virtual loss per network "
+                  "call.", 1, 1024),
     Option("WeightsFile", "string", DEFAULT, "Network checkpoint; <default> is the network "
            "shipped with zerochess, 'uniform' a weightless evaluator (for testing)."),
     Option("Device", "combo", "auto", "Where the network runs.", choices=("auto", "cpu", "cuda")),
     Option("MoveOverhead", "spin", 100, "Milliseconds kept back per move for the GUI and "
            "pipes (raise it if the engine ever loses on time).", 0, 10000),
-    Option("MultiPV", "spin", 1, "Number of principal variations reported.", 1, 64),
+    search_option("MultiPV", "multipv", "Number of principal variations reported.", 1, 64),
     Option("Ponder", "check", False, "Think on the opponent's time (the GUI decides when)."),
     Option("UCI_ShowWDL", "check", False, "Add 'wdl W D L' (per mille) to info lines. Off by "
            "default because some GUIs reject the token."),
@@ -104,14 +126,15 @@ OPTIONS: tuple[Option, ...] = (
            "reproducible matches.", 0, 1_000_000_000),
     Option("Temperature", "float", 0.0, "Choose the move by visit counts with this temperature "
            "instead of the most visited (variety in matches); 0 = best move.", 0.0, 10.0),
-    Option("CPuct", "float", 1.745, "Exploration constant c_init in c(N) = c_init + c_factor * "
-           "ln((N + c_base) / c_base).", 0.0, 100.0),
-    Option("CPuctFactor", "float", 3.894, "Exploration growth c_factor.", 0.0, 100.0),
-    Option("CPuctBase", "float", 38739.0, "Exploration growth base c_base.", 1.0, 1e9),
-    Option("FpuReduction", "float", 0.33, "First-play urgency: an unvisited move's value is the "
-           "parent's value minus this times the square root of the visited policy mass.", -10.0, 10.0),
-    Option("PolicyTemperature", "float", 1.0, "Softmax temperature of the network's move priors.",
-           0.05, 10.0),
+    search_option("CPuct", "cpuct_init", "Exploration constant c_init in c(N) = c_init + "
+                  "c_factor * ln((N + c_base) / c_base).", 0.0, 100.0),
+    search_option("CPuctFactor", "cpuct_factor", "Exploration growth c_factor.", 0.0, 100.0),
+    search_option("CPuctBase", "cpuct_base", "Exploration growth base c_base.", 1.0, 1e9),
+    search_option("FpuReduction", "fpu_reduction", "First-play urgency: an unvisited move's "
+                  "value is the parent's value minus this times the square root of the visited "
+                  "policy mass.", -10.0, 10.0),
+    Option("PolicyTemperature", "float", DEFAULT_POLICY_TEMPERATURE, "Softmax temperature of "
+           "the network's move priors.", 0.05, 10.0, sets="evaluator.policy_temperature"),
     Option("LogFile", "string", "", "Write diagnostics to this file (they always go to stderr)."),
 )
 
@@ -132,3 +155,16 @@ class OptionValues:
             raise OptionError(f"no such option: {name!r}")
         self.values[option.name] = option.parse(text)
         return option
+
+
+def search_params(values: OptionValues) -> SearchParams:
+    """The engine's ``SearchParams`` with every ``search.*`` option's current value."""
+    return ENGINE_PARAMS.replace(**{o.sets.partition(".")[2]: values[o.name]
+                                    for o in OPTIONS if o.sets.startswith("search.")})
+
+
+def evaluator_settings(values: OptionValues) -> dict[str, Any]:
+    """``{attribute: value}`` of the ``evaluator.*`` options: set on a loaded evaluator,
+    they change its answers without reloading or re-casting the network."""
+    return {o.sets.partition(".")[2]: values[o.name]
+            for o in OPTIONS if o.sets.startswith("evaluator.")}

@@ -1,8 +1,10 @@
 """What the UCI loop plays with: the evaluator, the search and the opening book.
 
-It turns option values into objects (loading the network when ``WeightsFile``/``Device``/
-``Threads`` change, re-configuring the search otherwise) and plays one move per ``go``.
-It prints nothing: reports go through the ``on_info`` callback the loop gives it.
+It turns option values into objects (loading the network only when ``WeightsFile``/
+``Device``/``Threads`` change; ``MinibatchSize``, ``PolicyTemperature`` and the other search
+options re-configure the search and the loaded evaluator without touching the network)
+and plays one move per ``go`` on the search's worker thread. It prints nothing: reports go
+through the callbacks the loop gives it.
 """
 
 from __future__ import annotations
@@ -10,15 +12,16 @@ from __future__ import annotations
 import logging
 import random
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Optional
 
+import numpy as np
+
 from zerochess.engine import Board
-from zerochess.search.params import SearchParams
-from zerochess.search.results import PVLine, SearchInfo, SearchLimits, SearchStats
+from zerochess.search.results import PVLine, SearchInfo, SearchLimits, SearchResult
+from zerochess.search.sampling import sample_by_visits
 from zerochess.search.timeman import GoParams, Stopper
-from zerochess.uci.options import DEFAULT, OptionValues
+from zerochess.uci.options import DEFAULT, OptionValues, evaluator_settings, search_params
 
 log = logging.getLogger("zerochess.uci")
 
@@ -49,7 +52,8 @@ class Player:
         self.book = None
         self._evaluator_key = None
         self._book_key = None
-        self.rng = random.Random(0)
+        self.rng = random.Random(0)              # book moves (BookProber's choice)
+        self.move_rng = np.random.default_rng(0)  # Temperature's draw by visits
 
     # -- configuration ------------------------------------------------------------------
     def configure(self, options: OptionValues) -> list[str]:
@@ -73,17 +77,15 @@ class Player:
 
     @staticmethod
     def _evaluator_key_of(options: OptionValues) -> tuple:
-        return (options["WeightsFile"], options["Device"], options["Threads"],
-                options["PolicyTemperature"], options["MinibatchSize"])
+        return (options["WeightsFile"], options["Device"], options["Threads"])
 
     def _load_evaluator(self, options: OptionValues) -> None:
         key = self._evaluator_key_of(options)
         from zerochess.engine.backends import make_evaluator
         spec = options["WeightsFile"]
         started = time.perf_counter()
-        kwargs = {} if spec == "uniform" else {"policy_temperature": options["PolicyTemperature"]}
         evaluator = make_evaluator(None if spec == DEFAULT else spec, device=options["Device"],
-                                   threads=options["Threads"], **kwargs)
+                                   threads=options["Threads"])
         log.info("evaluator %r ready in %.2f s", evaluator, time.perf_counter() - started)
         self.evaluator, self._evaluator_key = evaluator, key
         self.search = None
@@ -114,16 +116,19 @@ class Player:
         return f"{failed}; {verb} {kept}"
 
     def _configure_search_and_book(self, options: OptionValues, problems: list[str]) -> None:
-        params = SearchParams(
-            cpuct_init=options["CPuct"], cpuct_factor=options["CPuctFactor"],
-            cpuct_base=options["CPuctBase"], fpu_reduction=options["FpuReduction"],
-            minibatch=options["MinibatchSize"], hash_mb=options["Hash"],
-            multipv=options["MultiPV"])
+        params = search_params(options)
         if self.search is None:
             from zerochess.search.search import Search
             self.search = Search(self.evaluator, params)
         elif params != self.search.params:
             self.search.configure(params)
+        changed = False
+        for name, value in evaluator_settings(options).items():
+            if hasattr(self.evaluator, name) and getattr(self.evaluator, name) != value:
+                setattr(self.evaluator, name, value)
+                changed = True
+        if changed:  # the cached evaluations are the old settings' answers
+            self.search.clear_cache()
         book_key = (options["OwnBook"], options["BookFile"])
         if book_key != self._book_key:
             book = None
@@ -147,16 +152,23 @@ class Player:
         if self.search is not None:
             self.search.new_game()
         self.rng = random.Random(0)
+        self.move_rng = np.random.default_rng(0)
 
     # -- playing ------------------------------------------------------------------------
     def stop(self) -> None:
         if self.search is not None:
             self.search.stop()
 
-    def play(self, board: Board, params: GoParams, get_stopper: Callable[[], Stopper],
-             options: OptionValues, on_info: Callable[[SearchInfo], None],
-             is_stopped: Callable[[], bool], clock_start: Callable[[], float] = time.perf_counter):
-        """Search ``board`` and return (best move, ponder move), UCI strings or None."""
+    def start(self, board: Board, params: GoParams, stopper: Stopper, options: OptionValues,
+              on_info: Callable[[SearchInfo], None],
+              on_done: Callable[[Optional[str], Optional[str]], None],
+              on_error: Callable[[BaseException], None], started: Optional[float] = None) -> None:
+        """Start playing ``board`` and return at once.
+
+        ``on_done(best, ponder)`` (UCI strings or None) is called exactly once, or else
+        ``on_error``: here for a position without moves or a book move, otherwise on the
+        search's worker thread, with ``stopper`` polled after each batch and its clock
+        running from ``started`` (perf_counter; the moment ``go`` arrived)."""
         legal = board.legal_moves()
         if not legal:
             # Checkmated or stalemated: say so, then `bestmove (none)`.
@@ -166,47 +178,55 @@ class Player:
                                    move="", visits=0, q=-1.0 if mate else 0.0,
                                    wdl=(1.0, 0.0, 0.0) if mate else (0.0, 1.0, 0.0), cp=0,
                                    mate=0 if mate else None, mate_plies=0 if mate else None, pv=[])]))
-            return None, None
+            on_done(None, None)
+            return
         if self.book is not None and not (params.ponder or params.infinite):
             move = self.book.probe(board.fen(), self.rng)
             if move is not None and move in legal:
                 log.info("book move %s", move)
-                return move, None
-
-        def should_stop(stats: SearchStats) -> bool:
-            stopper = get_stopper()
-            if stopper.unlimited:
-                return False
-            # elapsed counts from `go` (or `ponderhit`), not from when the thread started
-            return stopper.should_stop(replace(stats, elapsed=time.perf_counter() - clock_start()))
-
+                on_done(move, None)
+                return
         search = self.search
         if search is None:
             raise LoadError("no network is loaded")
+        temperature = options["Temperature"]
+
+        def finished(result: SearchResult) -> None:
+            try:
+                best, ponder = self._choose(result, params, temperature)
+            except Exception as exc:
+                on_error(exc)
+                return
+            on_done(best, ponder)
+
         search.set_position(board)
-        limits = SearchLimits(nodes=None, should_stop=should_stop, root_moves=params.searchmoves)
-        search.start(limits, on_info=on_info)
-        if is_stopped():  # a stop that arrived while the search was starting
-            search.stop()
-        result = search.wait()
+        limits = SearchLimits(nodes=None, should_stop=stopper.should_stop,
+                              root_moves=params.searchmoves, started=started)
+        search.start(limits, on_info=on_info, on_done=finished, on_error=on_error)
+
+    def ponderhit(self, stopper: Stopper, started: float) -> None:
+        """The running ``go ponder`` becomes a normal search on our clock from ``started``."""
+        if self.search is not None:
+            self.search.update_limits(stopper.should_stop, started)
+
+    def wait(self) -> None:
+        """Until the running search, its callbacks included, has ended."""
+        if self.search is not None:
+            self.search.join()
+
+    def _choose(self, result: SearchResult, params: GoParams,
+                temperature: float) -> tuple[Optional[str], Optional[str]]:
+        """The move to play and the move to ponder on, from a finished search."""
         best, ponder = result.best_move, result.ponder_move
         if params.searchmoves and best not in params.searchmoves:
             # only when the search was stopped before its first playout
             allowed = {m: v for m, v in result.root_visits.items() if m in params.searchmoves}
             best = max(allowed, key=allowed.get) if allowed else params.searchmoves[0]
             ponder = None
-        temperature = options["Temperature"]
         if temperature > 0 and not params.searchmoves:
-            best = self._sample(result.root_visits, temperature) or best
-            if best != result.best_move:
-                ponder = None
+            moves = list(result.root_visits)
+            drawn = sample_by_visits([result.root_visits[m] for m in moves], temperature,
+                                     self.move_rng)
+            if drawn is not None and moves[drawn] != result.best_move:
+                best, ponder = moves[drawn], None
         return best, ponder
-
-    def _sample(self, visits: dict[str, int], temperature: float) -> Optional[str]:
-        """A move drawn with probability proportional to visits^(1/temperature)."""
-        moves = [m for m, v in visits.items() if v > 0]
-        if not moves:
-            return None
-        top = max(visits[m] for m in moves)
-        weights = [(visits[m] / top) ** (1.0 / temperature) for m in moves]
-        return self.rng.choices(moves, weights=weights)[0]

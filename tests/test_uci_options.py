@@ -1,0 +1,118 @@
+"""UCI options: tied to what they set, documented as declared, and cheap to change."""
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from zerochess.engine.board import Board
+from zerochess.search.params import SearchParams
+from zerochess.search.timeman import GoParams, Stopper
+from zerochess.uci.options import (ENGINE_PARAMS, OPTIONS, OptionValues, evaluator_settings,
+                                   format_float, search_params)
+from zerochess.uci.player import Player
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def documented_row(option) -> list[str]:
+    """The README row an option's declaration calls for: name, type, default, range, help."""
+    kind = "string (number)" if option.kind == "float" else option.kind
+    if option.kind == "check":
+        default = "true" if option.default else "false"
+    elif option.kind == "string" and option.default == "":
+        default = "(empty)"
+    else:
+        default = format_float(option.default)
+    if option.kind == "combo":
+        values = " / ".join(option.choices)
+    elif option.name == "Threads" and option.max == max(1, os.cpu_count() or 1) * 4:
+        values = "1 .. 4 x CPU cores"  # the machine's count, written as the rule
+    elif option.kind in ("spin", "float"):
+        values = f"{format_float(option.min)} .. {format_float(option.max)}"
+    else:
+        values = ""
+    return [f"`{option.name}`", kind, f"`{default}`", values, option.help]
+
+
+def readme_rows() -> list[list[str]]:
+    text = README.read_text()
+    table = text[text.index("### Options"):].split("\n\n")[2]
+    rows = [[cell.strip() for cell in line.strip().strip("|").split(" | ")]
+            for line in table.splitlines()[2:]]
+    return rows
+
+
+def test_the_readme_options_table_matches_the_declarations():
+    assert readme_rows() == [documented_row(o) for o in OPTIONS]
+
+
+def test_the_table_check_sees_a_wrong_default():
+    rows = readme_rows()
+    wrong = [documented_row(o) for o in OPTIONS]
+    wrong[0][2] = "`65`"
+    assert rows != wrong
+
+
+def test_search_options_take_their_defaults_from_the_search_parameters():
+    tied = [o for o in OPTIONS if o.sets.startswith("search.")]
+    assert {o.name for o in tied} >= {"Hash", "MinibatchSize", "MultiPV", "CPuct", "CPuctFactor",
+                                     "CPuctBase", "FpuReduction"}
+    for option in tied:
+        field = option.sets.partition(".")[2]
+        assert option.default == getattr(ENGINE_PARAMS, field), option.name
+    # every field but the cache size is the library's own default
+    assert ENGINE_PARAMS.replace(hash_mb=SearchParams().hash_mb) == SearchParams()
+
+
+def test_search_params_carry_the_option_values():
+    values = OptionValues()
+    assert search_params(values) == ENGINE_PARAMS
+    values.set("CPuct", "2.5")
+    values.set("MinibatchSize", "7")
+    values.set("Hash", "3")
+    params = search_params(values)
+    assert (params.cpuct_init, params.minibatch, params.hash_mb) == (2.5, 7, 3)
+    values.set("PolicyTemperature", "1.5")
+    assert evaluator_settings(values) == {"policy_temperature": 1.5}
+
+
+@pytest.fixture(scope="module")
+def player():
+    p = Player()
+    assert p.configure(OptionValues()) == []   # the shipped network, on the CPU here
+    return p
+
+
+def test_minibatch_and_policy_temperature_leave_the_network_alone(player):
+    values = OptionValues()
+    player.configure(values)
+    evaluator, model, search = player.evaluator, player.evaluator.model, player.search
+    weights = next(model.parameters())
+    values.set("MinibatchSize", "5")
+    values.set("PolicyTemperature", "1.6")
+    assert player.configure(values) == []
+    assert player.evaluator is evaluator and player.evaluator.model is model
+    assert next(player.evaluator.model.parameters()) is weights
+    assert player.search is search and search.params.minibatch == 5
+    assert evaluator.policy_temperature == 1.6
+    # and the search still plays with them
+    outcome = []
+    player.start(Board(), GoParams(nodes=40), Stopper(GoParams(nodes=40), None), values,
+                 on_info=lambda info: None, on_done=lambda *move: outcome.append(move),
+                 on_error=lambda exc: outcome.append(exc))
+    player.wait()
+    assert len(outcome) == 1 and outcome[0][0] in Board().legal_moves()
+
+
+def test_a_policy_temperature_change_forgets_the_cached_evaluations(player):
+    values = OptionValues()
+    player.configure(values)
+    search = player.search
+    search.new_game()   # a fresh tree: the root gets evaluated (and cached) again
+    search.search(Board(), nodes=60)
+    assert search.tt.lookup(Board()) is not None   # the root's evaluation is cached
+    values.set("PolicyTemperature", "2")
+    player.configure(values)
+    assert player.search is search and search.tt.lookup(Board()) is None
