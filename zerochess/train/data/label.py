@@ -294,7 +294,7 @@ def _make_chunk(job: tuple) -> ChunkStats:
         split = "val" if game % cfg.val_every == cfg.val_every - 1 else "train"
         start = positions[game] if positions is not None else None
         _play_game(teacher, cfg, game, start, openings, recs[split], stats)
-    source = {"kind": "teacher", "teacher": teacher.name, **cfg.settings()}
+    source = {**cfg.settings(), "kind": "teacher", "engine": teacher.name}
     games = min(first + cfg.games_per_chunk, n_games) - first
     for split, name in zip(("train", "val"), chunk_names(chunk)):
         write_shard(Path(out) / name, recs[split].arrays(), source, split=split,
