@@ -96,6 +96,8 @@ class Teacher:
         self.restarts = 0
         self.failures = 0
         self._game = None
+        self._last_game = None
+        self._multipv = None
         self._start()
 
     def _start(self) -> None:
@@ -113,6 +115,7 @@ class Teacher:
 
     def _restart(self) -> None:
         self.restarts += 1
+        self._last_game = self._multipv = None
         self.loop.run_until_complete(self.engine.kill())
         self._start()
 
@@ -137,29 +140,25 @@ class Teacher:
         if proto is None or not self.engine.alive:
             raise chess.engine.EngineTerminatedError("the teacher is not running")
         want = min(self.cfg.multipv, board.legal_moves.count())
-        coro = proto.analyse(board, self.cfg.limit, multipv=want, game=self._game,
-                             info=chess.engine.INFO_SCORE | chess.engine.INFO_PV)
-        infos = self.loop.run_until_complete(asyncio.wait_for(coro, self.cfg.timeout))
-        lines, seen = [], set()
-        for info in infos:
-            pv, score = info.get("pv"), info.get("score")
-            if not pv or score is None:
-                continue
-            move = pv[0]
-            if move in seen or not board.is_legal(move):
-                raise ValueError(f"garbage from the teacher: line {info}")
-            seen.add(move)
-            rel = score.relative
-            cp = rel.score(mate_score=MATE_CP)
-            wdl = info.get("wdl")
-            wdl_t = None
-            if wdl is not None:
-                w = wdl.relative
-                total = w.wins + w.draws + w.losses
-                if total > 0:
-                    wdl_t = (w.losses / total, w.draws / total, w.wins / total)
-            lines.append(Line(move, int(max(-MATE_CP, min(MATE_CP, cp))), wdl_t,
-                              float(info.get("time", 0.0))))
+        new_game = self._game is not self._last_game
+        self._last_game = self._game
+        command = _position_command(board)
+        go = f"go depth {self.cfg.depth}" if self.cfg.depth else f"go nodes {self.cfg.nodes}"
+        setup = []
+        if new_game:
+            setup.append("ucinewgame")
+        if want != self._multipv:
+            setup.append(f"setoption name MultiPV value {want}")
+            self._multipv = want
+        coro = proto.communicate(lambda engine: _LabelCommand(engine, [*setup, command, go]))
+        raw = self.loop.run_until_complete(asyncio.wait_for(coro, self.cfg.timeout))
+        lines = []
+        for k in sorted(raw):
+            line = _parse_line(raw[k], board)
+            if line is not None:
+                if any(ln.move == line.move for ln in lines):
+                    raise ValueError(f"garbage from the teacher: {line.move} twice")
+                lines.append(line)
         if not lines:
             raise ValueError(f"garbage from the teacher: no usable line for {board.fen()}")
         lines.sort(key=lambda ln: -ln.cp)  # stable: the engine's order among equal scores
@@ -199,3 +198,77 @@ def line_wdl(line: Line, ply: int) -> tuple[float, float, float]:
     w = chess.engine.Cp(line.cp).wdl(model="sf15.1", ply=ply) if abs(line.cp) < MATE_CP - 500 \
         else (chess.engine.Mate(1) if line.cp > 0 else chess.engine.Mate(-1)).wdl()
     return (w.losses / 1000, w.draws / 1000, w.wins / 1000)
+
+
+def _position_command(board: chess.Board) -> str:
+    """``position fen ... moves ...`` from the last irreversible move on: a position before a
+    capture or pawn move can never repeat, so the engine sees every repetition that matters
+    and the command stays short."""
+    stack = board.move_stack
+    root = board.copy(stack=True)
+    back = 0
+    while back < len(stack) and root.halfmove_clock > 0:
+        root.pop()
+        back += 1
+    moves = " ".join(m.uci() for m in stack[len(stack) - back:])
+    return f"position fen {root.fen()}" + (f" moves {moves}" if moves else "")
+
+
+class _LabelCommand(chess.engine.BaseCommand):
+    """One analysis through python-chess's command API, keeping each multipv index's last
+    ``info`` line as text and parsing only those at ``bestmove``. python-chess's own
+    ``analyse`` parses every intermediate line with its whole PV (28 lines a position at
+    depth 7, multipv 4): that parsing, not the teacher, was most of the labelling time."""
+
+    def __init__(self, engine, commands: list[str]) -> None:
+        super().__init__(engine)
+        self.commands = commands
+        self.lines: dict[int, str] = {}
+
+    def start(self) -> None:
+        for c in self.commands:
+            self._engine.send_line(c)
+
+    def line_received(self, line: str) -> None:
+        if line.startswith("info ") and " pv " in line and " score " in line \
+                and "bound" not in line:
+            tokens = line.split()
+            k = int(tokens[tokens.index("multipv") + 1]) if "multipv" in tokens else 1
+            self.lines[k] = line
+        elif line.startswith("bestmove"):
+            if not self.result.done():
+                self.result.set_result(self.lines)
+            self.set_finished()
+
+    def cancel(self) -> None:
+        self._engine.send_line("stop")
+
+    def engine_terminated(self, exc: Exception) -> None:
+        self._handle_exception(exc)
+
+
+def _parse_line(text: str, board: chess.Board) -> Line | None:
+    """A Line from one ``info`` line; ValueError for garbage (an illegal first move)."""
+    t = text.split()
+    try:
+        kind, value = t[t.index("score") + 1], int(t[t.index("score") + 2])
+        move = chess.Move.from_uci(t[t.index("pv") + 1])
+    except (ValueError, IndexError) as e:
+        raise ValueError(f"garbage from the teacher: {text!r}") from e
+    if not board.is_legal(move):
+        raise ValueError(f"garbage from the teacher: illegal move in {text!r}")
+    if kind == "cp":
+        cp = value
+    elif kind == "mate":
+        cp = (MATE_CP - abs(value)) * (1 if value > 0 else -1)
+    else:
+        return None
+    wdl = None
+    if "wdl" in t:
+        i = t.index("wdl")
+        w, d, lo = (int(x) for x in t[i + 1:i + 4])
+        total = w + d + lo
+        if total > 0:
+            wdl = (lo / total, d / total, w / total)
+    seconds = int(t[t.index("time") + 1]) / 1000 if "time" in t else 0.0
+    return Line(move, int(max(-MATE_CP, min(MATE_CP, cp))), wdl, seconds)
