@@ -286,7 +286,7 @@ def _make_chunk(job: tuple) -> ChunkStats:
     cfg, chunk, out, n_games, positions, openings = job
     t0 = time.perf_counter()
     teacher = _teacher()
-    f0, r0 = teacher.failures, teacher.restarts
+    f0 = teacher.failures
     stats = {"teacher_seconds": 0.0, "skipped": 0}
     recs = {"train": _Recorder(), "val": _Recorder()}
     first = chunk * cfg.games_per_chunk
