@@ -1,35 +1,33 @@
-"""The one-file PyInstaller executable: built from packaging/zerochess.spec, loaded by a real
-UCI client (python-chess) and made to play a short game with its built-in network."""
-
-import os
-import subprocess
-import sys
-import time
-from pathlib import Path
+"""The one-folder PyInstaller executable (packaging/zerochess.spec): loaded by a real UCI
+client (python-chess) and made to play a short game with its built-in network, and given a
+WeightsFile that does not load, through raw pipes."""
 
 import chess
 import chess.engine
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from executable_build import folder_build
+from uci_process import UciProcess
 
 
 @pytest.mark.slow
-def test_pyinstaller_executable_plays_a_game(tmp_path):
-    dist, work = tmp_path / "dist", tmp_path / "build"
-    build = subprocess.run(
-        [sys.executable, "-m", "PyInstaller", "--noconfirm", "--log-level", "WARN",
-         "--distpath", str(dist), "--workpath", str(work), str(ROOT / "packaging" / "zerochess.spec")],
-        cwd=tmp_path, capture_output=True, text=True, timeout=1500)
-    assert build.returncode == 0, build.stderr[-3000:]
-    exe = dist / ("zerochess.exe" if os.name == "nt" else "zerochess")
-    assert exe.is_file()
+def test_folder_build_holds_network_book_and_extensions():
+    exe = folder_build()
+    internal = exe.parent / "_internal"
+    assert (internal / "zerochess" / "data" / "network.pt").is_file()
+    assert (internal / "zerochess" / "data" / "book.bin").is_file()
+    extensions = {p.name.split(".")[0] for p in (internal / "zerochess").rglob("*.so")} | \
+                 {p.name.split(".")[0] for p in (internal / "zerochess").rglob("*.pyd")}
+    assert {"board", "encoding", "mcts", "tree", "tt"} <= extensions, extensions
 
-    started = time.monotonic()
-    engine = chess.engine.SimpleEngine.popen_uci([str(exe)], timeout=120)
+
+@pytest.mark.slow
+def test_folder_build_plays_a_game_with_its_network():
+    exe = folder_build()
+    engine = chess.engine.SimpleEngine.popen_uci([str(exe)], timeout=60)
     try:
-        handshake = time.monotonic() - started
         assert engine.id["name"].startswith("zerochess ")
+        engine.configure({"OwnBook": True})  # the shipped book, from inside the folder
         board = chess.Board()
         for _ in range(12):  # the default network, a few nodes per move, both sides
             result = engine.play(board, chess.engine.Limit(nodes=64))
@@ -39,4 +37,22 @@ def test_pyinstaller_executable_plays_a_game(tmp_path):
         assert info["nodes"] >= 200
     finally:
         engine.quit()
-    print(f"executable {exe.stat().st_size / 2**20:.0f} MB, handshake {handshake:.1f} s")
+
+
+@pytest.mark.slow
+def test_folder_build_keeps_its_network_when_weights_file_is_bad(tmp_path):
+    bad = tmp_path / "bad.pt"
+    bad.write_bytes(b"PK\x03\x04 not really a zip")
+    e = UciProcess([str(folder_build())])
+    try:
+        e.send("uci")
+        e.expect("uciok", timeout=30)
+        e.send(f"setoption name WeightsFile value {bad}")
+        lines = e.sync(timeout=60)
+        assert len(lines) == 1 and lines[0].startswith(f"info string error: cannot load WeightsFile {bad}: ")
+        assert lines[0].endswith("; using the shipped network"), lines
+        e.send("position startpos")
+        e.send("go nodes 32")
+        assert e.expect("bestmove", timeout=60)[-1].split()[1] != "(none)"
+    finally:
+        e.close()

@@ -120,11 +120,11 @@ def test_a_bad_book_file_keeps_the_book_in_use(tmp_path):
 
 
 def test_short_reason_is_one_line_and_cut_after_the_first_sentence():
-    text = ("Weights only load failed. In PyTorch 2.6, we changed the default value of the "
+    text = ("truncated or corrupt file (UnpicklingError: Weights only load failed. In PyTorch 2.6, we changed the default value of the "
             "`weights_only` argument in `torch.load` from `False` to `True`.\nPlease file an issue"
             " with the following\n\nUnsupported operand 159\n")
     reason = short_reason(RuntimeError(text))
-    assert reason == "Weights only load failed. [...]"
+    assert reason == "truncated or corrupt file (UnpicklingError: Weights only load failed. [...]"
     assert short_reason(EOFError()) == "EOFError"
     assert short_reason(ValueError("short\nsecond line")) == "short"
     assert len(short_reason(ValueError("x" * 1000))) <= 170

@@ -1,0 +1,109 @@
+"""Start-up of the engine as a GUI sees it: seconds from launch to ``uciok``, then what
+``isready`` and the first ``go`` cost.
+
+For each command (the pip-installed ``zerochess``, the one-folder build
+dist/zerochess/zerochess, and the one-file build dist/zerochess-onefile when present), the
+launches are interleaved round-robin so that machine load hits every command alike:
+
+* ``uciok``: launch -> ``uci`` -> ``uciok``, median (min-max) of ``--launches`` launches;
+* ``readyok``: ``isready`` -> ``readyok`` with the shipped network (torch is imported and the
+  network loaded here, never before ``uciok`` and never inside ``go``);
+* ``go 1`` / ``go 2``: ``go nodes N`` -> ``bestmove`` for the first search after
+  ``isready`` and for a second one. If the first ``go`` waited for the network, ``go 1``
+  would exceed ``go 2`` by the load time.
+
+    python benchmarks/bench_startup.py [--launches 10] [--nodes 64] [--command NAME=PATH ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import subprocess
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def launch(command: list[str], nodes: int, timeout: float = 120.0) -> dict[str, float]:
+    started = time.perf_counter()
+    proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True, bufsize=1)
+    times = {}
+
+    def ask(line: str, answer: str) -> float:
+        sent = time.perf_counter()
+        proc.stdin.write(line + "\n")
+        proc.stdin.flush()
+        for out in proc.stdout:
+            if out.startswith(answer):
+                return time.perf_counter() - sent
+            if time.perf_counter() - started > timeout:
+                break
+        raise RuntimeError(f"{command}: no {answer!r} after {line!r}")
+
+    try:
+        proc.stdin.write("uci\n")
+        proc.stdin.flush()
+        for out in proc.stdout:
+            if out.startswith("uciok"):
+                break
+        times["uciok"] = time.perf_counter() - started
+        times["readyok"] = ask("isready", "readyok")
+        proc.stdin.write("position startpos\n")
+        times["go 1"] = ask(f"go nodes {nodes}", "bestmove")
+        proc.stdin.write("position startpos moves e2e4\n")
+        times["go 2"] = ask(f"go nodes {nodes}", "bestmove")
+        proc.stdin.write("quit\n")
+        proc.stdin.flush()
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return times
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--launches", type=int, default=10)
+    parser.add_argument("--nodes", type=int, default=64)
+    parser.add_argument("--command", action="append", default=[], metavar="NAME=PATH",
+                        help="an engine to time (default: pip command, folder and one-file builds)")
+    args = parser.parse_args(argv)
+
+    commands = {}
+    for spec in args.command:
+        name, _, path = spec.partition("=")
+        commands[name] = path.split()
+    if not commands:
+        pip = shutil.which("zerochess")
+        if pip:
+            commands["pip-installed zerochess"] = [pip]
+        for name, path in [("folder build", ROOT / "dist" / "zerochess" / "zerochess"),
+                           ("one-file build", ROOT / "dist" / "zerochess-onefile")]:
+            if path.is_file():
+                commands[name] = [str(path)]
+    results = {name: [] for name in commands}
+    for _ in range(args.launches):
+        for name, command in commands.items():
+            results[name].append(launch(command, args.nodes))
+
+    print(f"{args.launches} launches each, interleaved; seconds, median (min-max); go = go nodes {args.nodes}")
+    print(f"{'command':<26}{'launch -> uciok':>22}{'isready -> readyok':>22}{'go 1 -> bestmove':>20}{'go 2 -> bestmove':>20}")
+    for name, runs in results.items():
+        cells = []
+        for key in ("uciok", "readyok", "go 1", "go 2"):
+            values = [r[key] for r in runs]
+            cells.append(f"{statistics.median(values):.3f} ({min(values):.2f}-{max(values):.2f})")
+        print(f"{name:<26}{cells[0]:>22}{cells[1]:>22}{cells[2]:>20}{cells[3]:>20}")
+    folder, pip = results.get("folder build"), results.get("pip-installed zerochess")
+    if folder and pip:
+        ratio = statistics.median(r["uciok"] for r in folder) / statistics.median(r["uciok"] for r in pip)
+        print(f"folder build / pip command, median launch -> uciok: {ratio:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
