@@ -28,9 +28,14 @@ __all__ = ["Network", "load_network", "shipped_network_path", "fresh_network"]
 STAND_IN_SEED = 20240601
 
 
-def shipped_network_path() -> Path:
-    """Where the package's trained network lives (package data; may not exist yet)."""
-    return Path(__file__).resolve().parent.parent / "data" / "network.pt"
+#: Networks shipped in the package by name: "default" is the engine's network, "zero" the
+#: best network trained from nothing but the rules (random play, then self-play).
+SHIPPED_NETWORKS = {"default": "network.pt", "zero": "zero.pt"}
+
+
+def shipped_network_path(name: str = "default") -> Path:
+    """Where the package's shipped network ``name`` lives (package data; may not exist yet)."""
+    return Path(__file__).resolve().parent.parent / "data" / SHIPPED_NETWORKS[name]
 
 
 class Network:

@@ -18,13 +18,16 @@ def make_evaluator(
     """Build an evaluator from a short spec, as the CLI and UCI options give it.
 
     ``"uniform"`` -> ``UniformEvaluator``; ``None``/``"default"`` -> the network shipped in
-    the package; anything else is a checkpoint path. Extra keyword arguments go to
+    the package; ``"zero"`` -> the shipped network that learnt from nothing but the rules;
+    anything else is a checkpoint path. Extra keyword arguments go to
     ``TorchEvaluator`` (precision, compile, policy_temperature, max_batch).
     """
     if spec == "uniform":
         return UniformEvaluator(**{k: v for k, v in kwargs.items() if k == "max_batch"})
-    from zerochess.engine.api import load_network  # torch: only for a real network
+    from zerochess.engine.api import load_network, shipped_network_path  # torch: only here
     from zerochess.engine.torch_evaluator import TorchEvaluator
 
+    if spec == "zero":
+        spec = str(shipped_network_path("zero"))
     network = load_network(None if spec in (None, "default") else spec, device="cpu")
     return TorchEvaluator(network, device=device, threads=threads, **kwargs)

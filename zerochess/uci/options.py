@@ -111,7 +111,8 @@ OPTIONS: tuple[Option, ...] = (
     search_option("MinibatchSize", "minibatch", "Leaves gathered with virtual loss per network "
                   "call.", 1, 1024),
     Option("WeightsFile", "string", DEFAULT, "Network checkpoint; <default> is the network "
-           "shipped with zerochess, 'uniform' a weightless evaluator (for testing)."),
+           "shipped with zerochess, 'zero' the shipped network that learnt from the rules "
+           "alone (self-play), 'uniform' a weightless evaluator (for testing)."),
     Option("Device", "combo", "auto", "Where the network runs.", choices=("auto", "cpu", "cuda")),
     Option("MoveOverhead", "spin", 100, "Milliseconds kept back per move for the GUI and "
            "pipes (raise it if the engine ever loses on time).", 0, 10000),
