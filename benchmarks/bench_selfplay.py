@@ -5,7 +5,7 @@ spent outside the network (tree search, move choice, recording, shard + PGN writ
     python benchmarks/bench_selfplay.py                          # tiny, 256 games, CPU
     python benchmarks/bench_selfplay.py --preset small --device cuda --games 512
 
-It runs the real worker (``zerochess.train.selfplay_worker.run_worker``: the Actor over
+It runs the real worker (``zerochess.train.selfplay.worker.run_worker``: the Actor over
 ``games`` concurrent games, one evaluator call per round for all of them, shards written
 to a temporary directory) on a freshly initialised network of the preset (the speed of a
 network does not depend on its weights) or on ``--checkpoint``. All games start together
@@ -31,8 +31,8 @@ import torch
 
 from zerochess.engine.api import fresh_network
 from zerochess.engine.checkpoint import save_checkpoint
-from zerochess.train.selfplay_config import SelfPlayConfig
-from zerochess.train.selfplay_worker import WorkerJob, run_worker
+from zerochess.train.selfplay.config import SelfPlayConfig
+from zerochess.train.selfplay.worker import WorkerJob, run_worker
 
 
 def bench(args) -> dict:

@@ -20,10 +20,10 @@ from pathlib import Path
 
 import torch
 
-from zerochess.train.config import SuperviseConfig
-from zerochess.train.generate import GenerateConfig, generate
-from zerochess.train.randomplay import PlayConfig, play_game
-from zerochess.train.supervise import Trainer
+from zerochess.train.data.generate import GenerateConfig, generate
+from zerochess.train.data.randomplay import PlayConfig, play_game
+from zerochess.train.supervised.config import SuperviseConfig
+from zerochess.train.supervised.trainer import Trainer
 
 
 def bench_generation(games: int, play: PlayConfig) -> dict:

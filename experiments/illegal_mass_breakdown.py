@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from zerochess.engine.checkpoint import load_checkpoint
-from zerochess.train.dataset import load_split
+from zerochess.train.data.dataset import load_split
 
 
 def geometry_table() -> np.ndarray:

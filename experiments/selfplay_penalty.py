@@ -19,10 +19,11 @@ import numpy as np
 import torch
 
 from zerochess.engine.checkpoint import load_checkpoint
-from zerochess.train.learner import Learner, selfplay_loss
+from zerochess.train.data.dataset import open_shard
+from zerochess.train.data.replay import ReplayWindow, list_shards
 from zerochess.train.losses import LossWeights
-from zerochess.train.replay import ReplayWindow, list_shards, load_selfplay_shard
-from zerochess.train.selfplay_config import SelfPlayConfig
+from zerochess.train.selfplay.config import SelfPlayConfig
+from zerochess.train.selfplay.learner import Learner, selfplay_loss
 
 VARIANTS = {"mass": ("mass", 0.1), "log": ("log", 1.0)}
 
@@ -31,7 +32,7 @@ def held_out_scores(model, window: ReplayWindow) -> dict[str, float]:
     b = window.gather(np.arange(len(window)))
     with torch.inference_mode():
         policy, value = model(torch.from_numpy(b.tokens))
-        _, parts = selfplay_loss(policy, value, torch.from_numpy(b.policy), torch.from_numpy(b.wdl),
+        _, parts = selfplay_loss(policy, value, torch.from_numpy(b.target), torch.from_numpy(b.wdl),
                                  torch.from_numpy(b.legal), LossWeights())
     return {"illegal_mass": float(parts["illegal_mass"]),
             "visit_ce_legal": float(parts["policy_loss"]), "policy_kl": float(parts["policy_kl"])}
@@ -47,7 +48,7 @@ def main() -> None:
                     help="mass: the seed's 0.1 x M; log: 1 x -log(1 - M)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
-    shards = [load_selfplay_shard(p) for p in list_shards(f"{args.run}/games")]
+    shards = [open_shard(p, verify=False) for p in list_shards(f"{args.run}/games")]
     train, held = ReplayWindow(shards[:-1], 10**9), ReplayWindow(shards[-1:], 10**9)
     print(f"train window {len(train)} positions, held-out {len(held)} ({held.names[0]})")
     cfg0 = SelfPlayConfig(steps_per_iteration=args.steps, batch_size=256, lr=3e-4, device="cpu")

@@ -4,8 +4,8 @@ import sys
 
 import pytest
 
-from zerochess.train.config import SuperviseConfig
-from zerochess.train.selfplay_config import SelfPlayConfig
+from zerochess.train.selfplay.config import SelfPlayConfig
+from zerochess.train.supervised.config import SuperviseConfig
 
 
 @pytest.mark.parametrize("cls", [SuperviseConfig, SelfPlayConfig])

@@ -17,18 +17,31 @@ import torch
 from zerochess.engine import Board, encode_board, legal_move_indices, move_to_index
 from zerochess.engine.api import fresh_network
 from zerochess.engine.checkpoint import load_checkpoint, save_checkpoint
-from zerochess.train import actor as actor_module
-from zerochess.train.learner import selfplay_loss
+from zerochess.train.data.format import load_shard
+from zerochess.train.data.replay import ReplayWindow, list_shards
 from zerochess.train.losses import LossWeights
-from zerochess.train.ratings import fit_ratings
-from zerochess.train.replay import ReplayWindow, list_shards
-from zerochess.train.selfplay import SelfPlayError, SelfPlayRun
-from zerochess.train.selfplay_config import SelfPlayConfig
-from zerochess.train.selfplay_shards import load_selfplay_shard
-from zerochess.train.selfplay_worker import WorkerJob, run_worker
-from zerochess.train.stagnation import intervention, is_stagnating
+from zerochess.train.selfplay import actor as actor_module
+from zerochess.train.selfplay.config import SelfPlayConfig
+from zerochess.train.selfplay.learner import selfplay_loss
+from zerochess.train.selfplay.loop import SelfPlayError, SelfPlayRun
+from zerochess.train.selfplay.ratings import fit_ratings
+from zerochess.train.selfplay.stagnation import intervention, is_stagnating
+from zerochess.train.selfplay.worker import WorkerJob, run_worker
 
 REPO = Path(__file__).resolve().parent.parent
+
+
+def load_selfplay_shard(path, verify=False):
+    """A self-play shard: the training-data format, source kind "selfplay"."""
+    sh = load_shard(path, verify=verify)
+    assert sh.source["kind"] == "selfplay" and "legal_offsets" not in sh
+    return sh
+
+
+def visits(sh, row):
+    """(policy indices, root visit counts) of sample ``row``."""
+    a, b = sh["policy_offsets"][row], sh["policy_offsets"][row + 1]
+    return sh["policy_indices"][a:b], sh["visits"][a:b]
 
 # A few games at a few nodes, one training step, a 2-game evaluation at 8 nodes.
 TINY = SelfPlayConfig(iterations=2, games_per_iteration=4, games_per_worker=4, games_per_shard=2,
@@ -169,7 +182,7 @@ def test_shard_targets_equal_the_searches_root_visits(init_ckpt, tmp_path, monke
         board = Board()
         for m in moves[game][:sh["ply"][row]]:
             board.push_uci(m)
-        idx, vis = sh.visits(row)
+        idx, vis = visits(sh, row)
         want_idx, want_vis = by_fen[board.fen()]
         assert np.array_equal(idx, want_idx) and np.array_equal(vis, want_vis)
         assert vis.sum() >= 12 - 1  # a full search's visits (tree reuse may add more)
@@ -222,7 +235,7 @@ def test_replay_window_keeps_the_newest_positions(init_ckpt, tmp_path):
     b = w.gather(np.arange(cap))
     newest = np.concatenate([s["tokens"] for s in shards[1:]])[-cap:]
     assert np.array_equal(b.tokens, newest)
-    assert np.allclose(b.policy.sum(1), 1.0) and not (b.policy[~b.legal] != 0).any()
+    assert np.allclose(b.target.sum(1), 1.0) and not (b.target[~b.legal] != 0).any()
 
 
 # -- the whole loop ----------------------------------------------------------------------

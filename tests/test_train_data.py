@@ -7,12 +7,13 @@ import numpy as np
 import pytest
 
 from zerochess.engine import Board, encode_board, index_to_move, legal_move_indices
-from zerochess.train.dataset import epoch_order, iterate_batches, load_split
-from zerochess.train.generate import GenerateConfig, generate
-from zerochess.train.randomplay import (KIND_MATE, KIND_RANDOM, TRUNCATED, PlayConfig,
-                                        _capture_value, play_game)
-from zerochess.train.shards import (ALL_ARRAYS, FORMAT_VERSION, ShardError, load_shard,
-                                    write_shard)
+from legacy_shards import downgrade_dataset
+from zerochess.train.data.batches import epoch_order, iterate_batches
+from zerochess.train.data.dataset import load_split, open_shard
+from zerochess.train.data.format import FORMAT_VERSION, ShardError, load_shard, write_shard
+from zerochess.train.data.generate import GenerateConfig, generate
+from zerochess.train.data.randomplay import (KIND_MATE, KIND_RANDOM, TRUNCATED, PlayConfig,
+                                             _capture_value, play_game)
 
 PLAY = PlayConfig(max_plies=60, min_plies=4)
 CFG = GenerateConfig(games=12, seed=7, games_per_shard=4, val_fraction=0.25, play=PLAY)
@@ -25,8 +26,14 @@ def dataset(tmp_path_factory):
     return out
 
 
+ALL_ARRAYS = ["tokens", "wdl", "policy_offsets", "policy_indices", "policy_weights", "move",
+              "outcome", "kind", "game", "ply", "p_max", "p_top5", "legal_offsets",
+              "legal_indices", "game_index", "game_plies", "game_result", "game_end"]
+
+
 def shard_arrays(path):
     sh = load_shard(path)
+    assert sorted(sh.arrays) == sorted(ALL_ARRAYS) and sh.source["kind"] == "random-play"
     return {k: np.asarray(sh[k]) for k in ALL_ARRAYS}
 
 
@@ -123,6 +130,7 @@ def test_shard_round_trip(tmp_path):
     n = 5
     arrays = {
         "tokens": rng.integers(0, 44, (n, 72)).astype(np.uint8),
+        "wdl": np.eye(3, dtype=np.float32)[[2, 0, 1, 2, 1]],
         "move": np.arange(n, dtype=np.int16),
         "outcome": np.array([1, -1, 0, 1, 0], np.int8),
         "kind": np.array([0, 0, 1, 0, 0], np.uint8),
@@ -130,72 +138,79 @@ def test_shard_round_trip(tmp_path):
         "ply": np.array([0, 1, 1, 0, 1], np.int16),
         "p_max": np.full(n, 0.5, np.float32),
         "p_top5": np.ones(n, np.float32),
-        "legal_offsets": np.array([0, 2, 3, 3, 6, 7], np.int64),
+        "legal_offsets": np.array([0, 2, 3, 4, 6, 7], np.int64),
         "legal_indices": np.arange(7, dtype=np.int16),
-        "sampler_prob": np.array([0.25, 0.75, 1, 0.5, 0.25, 0.25, 1], np.float16),
+        "policy_offsets": np.array([0, 2, 3, 4, 6, 7], np.int64),
+        "policy_indices": np.arange(7, dtype=np.int16),
+        "policy_weights": np.array([0.25, 0.75, 1, 1, 0.5, 0.5, 1], np.float32),
         "game_index": np.array([3, 4], np.int32),
         "game_plies": np.array([2, 2], np.int16),
         "game_result": np.array([1, 0], np.int8),
         "game_end": np.array([1, TRUNCATED], np.uint8),
     }
-    write_shard(tmp_path / "s", arrays, {"split": "train"})
+    source = {"kind": "random-play", "seed": 1}
+    write_shard(tmp_path / "s", arrays, source, split="train")
     sh = load_shard(tmp_path / "s")
     assert sh.header["format_version"] == FORMAT_VERSION and sh.split == "train" and len(sh) == n
+    assert sh.source == source and sh.games == 2
     for k, a in arrays.items():
         assert sh[k].dtype == a.dtype and np.array_equal(sh[k], a), k
     assert isinstance(sh["tokens"], np.memmap)
     bad = dict(arrays, move=arrays["move"].astype(np.int32))
     with pytest.raises(ValueError, match="move.npy"):
-        write_shard(tmp_path / "t", bad, {})
-    short = dict(arrays, sampler_prob=arrays["sampler_prob"][:-1])
-    with pytest.raises(ValueError, match="sampler_prob.npy"):
-        write_shard(tmp_path / "t", short, {})
-    with pytest.raises(ValueError, match="sampler_prob"):
-        write_shard(tmp_path / "t", {k: v for k, v in arrays.items() if k != "sampler_prob"}, {})
+        write_shard(tmp_path / "t", bad, source)
+    short = dict(arrays, policy_weights=arrays["policy_weights"][:-1])
+    with pytest.raises(ValueError, match="policy_weights.npy"):
+        write_shard(tmp_path / "t", short, source)
+    with pytest.raises(ValueError, match="policy_weights"):
+        write_shard(tmp_path / "t", {k: v for k, v in arrays.items() if k != "policy_weights"}, source)
+    unnormalised = dict(arrays, policy_weights=arrays["policy_weights"] * 2)
+    with pytest.raises(ValueError, match="sum to 1"):
+        write_shard(tmp_path / "t", unnormalised, source)
+    soft = dict(arrays, wdl=np.full((n, 3), 0.5, np.float32))
+    with pytest.raises(ValueError, match="wdl.npy"):
+        write_shard(tmp_path / "t", soft, source)
+    with pytest.raises(ValueError, match="source kind"):
+        write_shard(tmp_path / "t", arrays, {"kind": "dream"})
     assert not (tmp_path / "t").exists()
 
 
-def make_version_1(shard_dir):
-    """Turn a shard into what format version 1 wrote: no sampler_prob."""
-    (shard_dir / "sampler_prob.npy").unlink()
-    header = json.loads((shard_dir / "shard.json").read_text())
-    header["format_version"] = 1
-    del header["arrays"]["sampler_prob"]
-    (shard_dir / "shard.json").write_text(json.dumps(header))
-
-
 def test_version_1_shards_are_still_read(dataset, tmp_path):
-    shutil.copytree(dataset, tmp_path / "d")
-    for shard in sorted((tmp_path / "d").glob("*-0000*")):
-        make_version_1(shard)
-    sh = load_shard(tmp_path / "d" / "train-00000")
-    assert sh.header["format_version"] == 1 and "sampler_prob" not in sh
+    """A data set written by the first phase-1 format (no sampler distribution) loads with
+    the played move as its one-hot policy target, and gathers the same positions."""
+    downgrade_dataset(dataset, tmp_path / "d", version=1)
+    sh = open_shard(tmp_path / "d" / "train-00000")
+    assert sh.header["legacy"]["format_version"] == 1 and "sampler_prob" not in sh
     old, new = load_split(tmp_path / "d", "train"), load_split(dataset, "train")
-    assert not old.has_sampler_prob and new.has_sampler_prob
+    assert not old.has_policy_distribution and new.has_policy_distribution
     idx = np.arange(10)
     a, b = old.gather(idx), new.gather(idx)
     assert np.array_equal(a.tokens, b.tokens) and np.array_equal(a.legal, b.legal)
+    assert np.array_equal(a.wdl, b.wdl) and np.array_equal(a.move, b.move)
     assert a.target is None
-    with pytest.raises(KeyError):
-        old.gather(idx, sampler_target=True)
+    onehot = old.gather(idx, with_target=True).target
+    assert np.array_equal(onehot.argmax(1), a.move) and (onehot.max(1) == 1).all()
 
 
 def test_sampler_prob_is_the_distribution_the_move_was_drawn_from(dataset):
-    """Per sample: a distribution over exactly its legal moves whose largest entry is p_max;
-    a mate-in-1 sample's is all on its mating move. The dense batch target matches."""
+    """Per sample: a distribution over legal moves (all of them, for a random-play move)
+    whose largest entry is p_max; a mate-in-1 sample's is all on its mating move. The dense
+    batch target matches."""
     sh = load_shard(dataset / "train-00000")
-    off, prob = np.asarray(sh["legal_offsets"]), np.asarray(sh["sampler_prob"], np.float64)
-    idx = np.asarray(sh["legal_indices"])
+    off, prob = np.asarray(sh["policy_offsets"]), np.asarray(sh["policy_weights"], np.float64)
+    idx = np.asarray(sh["policy_indices"])
+    loff, lidx = np.asarray(sh["legal_offsets"]), np.asarray(sh["legal_indices"])
     for r in range(len(sh)):
         p = prob[off[r]:off[r + 1]]
         assert abs(p.sum() - 1) < 2e-3 and (p > 0).sum() >= 1
         assert p.max() == pytest.approx(sh["p_max"][r], rel=1e-3)
+        assert set(idx[off[r]:off[r + 1]]) <= set(lidx[loff[r]:loff[r + 1]])
         if sh["kind"][r] == KIND_MATE:
             assert p.max() == 1.0 and idx[off[r] + p.argmax()] == sh["move"][r]
         else:
-            assert (p > 0).all()  # every legal move could have been drawn
+            assert (p > 0).all() and off[r + 1] - off[r] == loff[r + 1] - loff[r]  # every legal move could have been drawn
     data = load_split(dataset, "train")
-    b = data.gather(np.arange(len(data))[::7], sampler_target=True)
+    b = data.gather(np.arange(len(data))[::7], with_target=True)
     assert np.allclose(b.target.sum(1), 1.0, atol=1e-6)
     assert (b.target[~b.legal] == 0).all() and (b.target[np.arange(len(b.move)), b.move] > 0).all()
     mate = b.kind == KIND_MATE
@@ -241,6 +256,7 @@ def test_batches_gather_the_right_samples(dataset):
     lens = np.concatenate([np.diff(np.asarray(s["legal_offsets"])) for s in data.shards])
     assert np.array_equal(counts, lens[order])
     assert set(np.unique(b.wdl)) <= {0, 1, 2}
+    assert np.array_equal(b.wdl.sum(1), np.ones(16))  # one-hot game results
     # Resuming the iterator at (epoch 0, batch 1) gives what the uninterrupted one gives next.
     b2 = next(it)
     b2r = next(iterate_batches(data, 16, 3, start_epoch=0, start_index=1))

@@ -12,13 +12,14 @@ from click.testing import CliRunner
 from zerochess.cli import main
 from zerochess.engine.checkpoint import load_checkpoint
 from zerochess.engine.network import NetworkConfig, build_model
-from zerochess.train.config import SuperviseConfig
-from zerochess.train.generate import GenerateConfig, generate
-from zerochess.train.legalgen import legal_generation_test
+from legacy_shards import downgrade_dataset
+from zerochess.train.data.generate import GenerateConfig, generate
+from zerochess.train.data.randomplay import PlayConfig
 from zerochess.train.losses import LossWeights, MetricSums, illegal_penalty, phase1_loss
-from zerochess.train.randomplay import PlayConfig
 from zerochess.train.report import make_report
-from zerochess.train.supervise import ResumeError, Trainer, lr_factor
+from zerochess.train.supervised.config import SuperviseConfig
+from zerochess.train.supervised.legalgen import legal_generation_test
+from zerochess.train.supervised.trainer import ResumeError, Trainer, lr_factor
 
 # Budget for every training run here: a few steps of the tiny network on a few hundred samples.
 TINY = SuperviseConfig(preset="tiny", batch_size=32, steps=8, warmup_steps=2, threads=1,
@@ -133,14 +134,7 @@ def test_sampler_target_smoke_run(data, tmp_path):
 
 
 def test_sampler_target_refuses_version_1_data(data, tmp_path):
-    import shutil
-    shutil.copytree(data, tmp_path / "d")
-    for shard in (tmp_path / "d").glob("train-*"):
-        (shard / "sampler_prob.npy").unlink()
-        header = json.loads((shard / "shard.json").read_text())
-        header["format_version"] = 1
-        del header["arrays"]["sampler_prob"]
-        (shard / "shard.json").write_text(json.dumps(header))
+    downgrade_dataset(data, tmp_path / "d", version=1)
     with pytest.raises(ValueError, match="version 2"):
         Trainer(TINY.replace(policy_target="sampler"), tmp_path / "d", tmp_path / "run")
     played = TINY.replace(steps=1, policy_target="played")  # the one-hot target still works

@@ -1,4 +1,8 @@
-"""`zerochess train ...`: the command-line face of phase 1 (the only printer in train/)."""
+"""`zerochess train ...`: the command group (it only parses and prints).
+
+The commands of each part live with it: data (generate, convert, and label, the teacher
+engine's), supervised training (supervise, evaluate), self-play (selfplay, in
+``selfplay/cli.py``) and plots of any run (report)."""
 
 from __future__ import annotations
 
@@ -12,6 +16,9 @@ import click
 def train():
     """Train networks: random-play data and supervised phase 1 (generate, supervise, evaluate),
     self-play reinforcement (selfplay), and plots of any run (report)."""
+
+
+# -- data --------------------------------------------------------------------------------
 
 
 @train.command()
@@ -38,9 +45,9 @@ def generate(games, out, workers, seed, games_per_shard, val_fraction, max_plies
     an interrupted run)."""
     from tqdm import tqdm
 
-    from zerochess.train.generate import GenerateConfig, generate as run_generate
-    from zerochess.train.randomplay import PlayConfig
-    from zerochess.train.shards import ShardError
+    from zerochess.train.data.format import ShardError
+    from zerochess.train.data.generate import GenerateConfig, generate as run_generate
+    from zerochess.train.data.randomplay import PlayConfig
 
     try:
         play = PlayConfig(max_plies=max_plies, min_plies=min_plies, capture_weight=capture_weight,
@@ -62,8 +69,29 @@ def generate(games, out, workers, seed, games_per_shard, val_fraction, max_plies
 
 
 @train.command()
+@click.argument("src", type=click.Path(exists=True, file_okay=False))
+@click.argument("dst", type=click.Path(file_okay=False))
+def convert(src, dst):
+    """Rewrite the data set (or directory of shards) SRC of an older format as format
+    version 3 in DST. Training reads the old formats as they are; this makes them current."""
+    from zerochess.train.data.convert import convert as run_convert
+    from zerochess.train.data.format import ShardError
+
+    try:
+        names = run_convert(src, dst)
+    except ShardError as e:
+        raise click.ClickException(str(e)) from e
+    click.echo(f"{dst}: {len(names)} shards in format version 3")
+
+
+# `zerochess train label` (positions labelled by a teacher engine) is registered at the end
+# of this file, with `selfplay`: both commands live with their code.
+
+
+# -- supervised training -----------------------------------------------------------------
+@train.command()
 @click.option("--data", "data", type=click.Path(exists=True, file_okay=False), required=True,
-              help="Data set directory from `train generate`.")
+              help="Data set directory (`train generate`, `train label`, any format version).")
 @click.option("--out", "out", type=click.Path(file_okay=False), required=True, help="Run directory.")
 @click.option("--preset", default=None, help="Network preset (tiny, small, base); overrides --config.")
 @click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False), default=None,
@@ -86,9 +114,9 @@ def supervise(data, out, preset, config_file, device, policy_head, policy_target
     from tqdm import tqdm
 
     from zerochess.engine.checkpoint import CheckpointError
-    from zerochess.train.config import SuperviseConfig
-    from zerochess.train.shards import ShardError
-    from zerochess.train.supervise import ResumeError, Trainer
+    from zerochess.train.data.format import ShardError
+    from zerochess.train.supervised.config import SuperviseConfig
+    from zerochess.train.supervised.trainer import ResumeError, Trainer
 
     try:
         cfg = SuperviseConfig.from_file(config_file) if config_file else SuperviseConfig()
@@ -120,9 +148,9 @@ def supervise(data, out, preset, config_file, device, policy_head, policy_target
 def evaluate(checkpoint, data, config_file, threads):
     """Validate the network CHECKPOINT on DATA's held-out split; prints the metrics as JSON."""
     from zerochess.engine.checkpoint import CheckpointError
-    from zerochess.train.config import SuperviseConfig
-    from zerochess.train.shards import ShardError
-    from zerochess.train.supervise import evaluate_checkpoint
+    from zerochess.train.data.format import ShardError
+    from zerochess.train.supervised.config import SuperviseConfig
+    from zerochess.train.supervised.trainer import evaluate_checkpoint
 
     try:
         cfg = SuperviseConfig.from_file(config_file) if config_file else SuperviseConfig()
@@ -132,6 +160,7 @@ def evaluate(checkpoint, data, config_file, threads):
     click.echo(json.dumps(metrics, sort_keys=True))
 
 
+# -- any run -----------------------------------------------------------------------------
 @train.command()
 @click.argument("run_dir", type=click.Path(exists=True, file_okay=False))
 def report(run_dir):
@@ -147,6 +176,8 @@ def report(run_dir):
         click.echo(f"wrote {p}")
 
 
-from zerochess.train.selfplay_cli import selfplay  # noqa: E402  (phase 2: its own module)
+# -- commands that live with their code ---------------------------------------------------
+from zerochess.train.selfplay.cli import selfplay  # noqa: E402
 
 train.add_command(selfplay)
+# (the teacher labeller's `label` command goes here: train.add_command(label))

@@ -1,4 +1,10 @@
-"""The phase-1 loss (seed §1.5.1 with risk 3's masking) and the validation metrics (§1.5.3).
+"""The training loss (seed §1.5.1 with risk 3's masking) and the validation metrics (§1.5.3),
+shared by supervised training and the self-play learner.
+
+The value target is a WDL distribution (loss, draw, win): a game result's one-hot, or a
+teacher's soft estimate; the value loss is the cross-entropy to it, which for a one-hot is
+exactly the classification loss on the result. Callers may still pass class indices
+(0 loss, 1 draw, 2 win) instead of a [B, 3] distribution.
 
 Policy cross-entropy is taken over the legal moves only (illegal logits masked to -inf
 before the softmax): the search only ever asks for priors over legal moves, so that is the
@@ -53,15 +59,21 @@ def illegal_penalty(logits: torch.Tensor, legal: torch.Tensor, form: str
     return (illegal_mass if form == "mass" else -log_legal.mean()), illegal_mass
 
 
+def wdl_value(wdl: torch.Tensor) -> torch.Tensor:
+    """Expected score P(win) - P(loss) of a WDL target: (B, 3) probabilities or (B,) classes."""
+    return wdl[:, 2] - wdl[:, 0] if wdl.dim() == 2 else (wdl - 1).float()
+
+
 def phase1_loss(policy_logits: torch.Tensor, wdl_logits: torch.Tensor, move: torch.Tensor,
                 wdl: torch.Tensor, legal: torch.Tensor, w: LossWeights,
                 target: torch.Tensor | None = None
                 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """Total loss and its parts (detached) for one batch.
 
-    policy_logits (B, P), wdl_logits (B, 3), move (B,) played move index, wdl (B,) class
-    0/1/2, legal (B, P) bool; target (B, P) optional policy target distribution (zero off
-    the legal moves) replacing the one-hot on ``move``. Computed in fp32 even under autocast.
+    policy_logits (B, P), wdl_logits (B, 3), move (B,) played move index (unused with a
+    ``target``), wdl (B, 3) target distribution or (B,) class 0/1/2, legal (B, P) bool;
+    target (B, P) optional policy target distribution (zero off the legal moves) replacing
+    the one-hot on ``move``. Computed in fp32 even under autocast.
     """
     logits = policy_logits.float()  # (B, P)
     masked = logits.masked_fill(~legal, float("-inf"))  # (B, P)
@@ -70,7 +82,7 @@ def phase1_loss(policy_logits: torch.Tensor, wdl_logits: torch.Tensor, move: tor
     else:
         policy_loss = -(target.float() * legal_log_softmax(logits, legal)).sum(-1).mean()
     penalty, illegal_mass = illegal_penalty(logits, legal, w.illegal_penalty)
-    value_loss = F.cross_entropy(wdl_logits.float(), wdl)
+    value_loss = F.cross_entropy(wdl_logits.float(), wdl.float() if wdl.dim() == 2 else wdl)
     total = w.policy * policy_loss + w.value * value_loss + w.illegal * penalty
     parts = {"policy_loss": policy_loss.detach(), "value_loss": value_loss.detach(),
              "illegal_mass": illegal_mass.detach()}
@@ -83,10 +95,10 @@ class MetricSums:
     legal_top1: the raw policy's argmax is a legal move.
     played_ce: the legal-masked cross-entropy of the played move, whatever the training
     target (so runs with different targets compare on one number).
-    exact / top5: the target is the masked (legal-only) policy's argmax / among its five
-    largest, on random-play samples (kind 0); mate_top1 is exact accuracy on mate-in-1
-    samples (kind 1).
-    value_mse: (P(win) - P(loss) - outcome)^2, on all samples.
+    exact / top5: the played move is the masked (legal-only) policy's argmax / among its
+    five largest, on kind-0 samples (random-play moves, and every sample of data without a
+    kind); mate_top1 is exact accuracy on mate-in-1 samples (kind 1), absent without them.
+    value_mse: (P(win) - P(loss) - the target's win - loss)^2, on all samples.
     illegal_mass: raw softmax mass on illegal moves.
     """
 
@@ -119,7 +131,7 @@ class MetricSums:
         self._add("mate_top1", float((hit1 & mate).sum()), int(mate.sum()))
         p = torch.softmax(wdl_logits.float(), dim=-1)
         value = p[:, 2] - p[:, 0]
-        self._add("value_mse", float(((value - (wdl - 1).float()) ** 2).sum()), b)
+        self._add("value_mse", float(((value - wdl_value(wdl).float()) ** 2).sum()), b)
 
     def result(self) -> dict[str, float]:
         return {k: self.s[k] / self.n[k] for k in self.s if self.n[k]}

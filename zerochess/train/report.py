@@ -123,7 +123,7 @@ def make_report(run_dir: str | os.PathLike) -> tuple[str, list[Path]]:
         fig.savefig(pngs[-1], dpi=90)
         plt.close(fig)
 
-    from zerochess.train.elo_report import plot_elo  # self-play runs: elo.jsonl -> elo.png
+    from zerochess.train.selfplay.elo_report import plot_elo  # self-play runs: elo.png
     pngs += plot_elo(run_dir)
     text = summarize(train, val)
     (run_dir / "summary.txt").write_text(text + "\n")

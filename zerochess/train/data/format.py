@@ -78,9 +78,19 @@ from pathlib import Path
 
 import numpy as np
 
+from zerochess.train.common.atomic import temporary_name, write_json_atomic
+
+__all__ = ["FORMAT", "FORMAT_VERSION", "Shard", "ShardError", "load_shard", "remove_partial",
+           "row_normalized", "validate", "write_json_atomic", "write_shard"]
+
 FORMAT = "zerochess-data"
 FORMAT_VERSION = 3
 SEQ_LEN = 72
+POLICY_SIZE = 4168
+
+#: game_end values beyond the board's Status values (1 mate .. 5 repetition).
+END_TRUNCATED = 6
+END_RESIGNED = 7
 
 #: name -> (dtype, trailing shape); per-sample arrays have N rows.
 REQUIRED_SAMPLE = {
@@ -135,14 +145,19 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
-def write_json_atomic(path: Path, obj: dict) -> None:
-    """Write JSON to a temporary name and rename it into place (never a half-written file)."""
-    tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
-    with open(tmp, "w") as f:
-        json.dump(obj, f, indent=1, sort_keys=True)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+def row_normalized(offsets: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """float32 weights: each CSR row of ``values`` divided by its sum (a row summing to 0
+    becomes uniform), e.g. a search's visit counts or float16 sampler probabilities made
+    into a policy target whose rows sum to 1."""
+    offsets = np.asarray(offsets, dtype=np.int64)
+    lens = np.diff(offsets)
+    rows = np.repeat(np.arange(len(lens)), lens)
+    v = np.asarray(values, dtype=np.float32)
+    sums = np.bincount(rows, weights=v, minlength=len(lens)).astype(np.float32)
+    empty = sums[rows] == 0
+    out = v / np.where(empty, 1, sums[rows])
+    out[empty] = (1 / lens[rows[empty]]).astype(np.float32)
+    return out.astype(np.float32)
 
 
 def known_arrays() -> dict[str, object]:
@@ -190,8 +205,8 @@ def validate(path: Path, arrays: dict[str, np.ndarray], check_values: bool = Tru
             raise bad(idx_name, f"expected int16 1-d, got {idx.dtype} {idx.shape}")
         if check_values and (off[0] != 0 or off[-1] != len(idx) or np.any(np.diff(off) < 0)):
             raise bad(off_name, f"offsets must rise from 0 to len({idx_name})")
-        if check_values and len(idx) and (idx.min() < 0 or idx.max() >= 4168):
-            raise bad(idx_name, "policy index outside 0..4167")
+        if check_values and len(idx) and (idx.min() < 0 or idx.max() >= POLICY_SIZE):
+            raise bad(idx_name, f"policy index outside 0..{POLICY_SIZE - 1}")
         for name, dtype in aligned.items():
             a = arrays.get(name)
             if a is None:
@@ -236,7 +251,7 @@ def write_shard(path: str | os.PathLike, arrays: dict[str, np.ndarray], source: 
     n, g = validate(path, arrays)
     if path.exists():
         raise ShardError(path, "a shard of that name already exists")
-    tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
+    tmp = temporary_name(path)
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     header = {**(info or {}), "format": FORMAT, "format_version": FORMAT_VERSION, "samples": n,
@@ -269,6 +284,11 @@ class Shard:
 
     def __contains__(self, name: str) -> bool:
         return name in self.arrays
+
+    @property
+    def games(self) -> int:
+        """Games whose per-game arrays the shard holds."""
+        return int(self.header.get("games", 0))
 
     @property
     def split(self) -> str:

@@ -12,17 +12,16 @@ ratings are refitted from all of them (``ratings.fit_ratings``).
 
 from __future__ import annotations
 
-import json
-import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
 from zerochess.match import EngineSpec, MatchConfig, run_match
-from zerochess.train.selfplay_config import SelfPlayConfig
+from zerochess.train.common.jsonl import append_jsonl, keep_jsonl, read_jsonl
+from zerochess.train.selfplay.config import SelfPlayConfig
 
-REPO_ROOT = Path(__file__).resolve().parent.parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[3]
 
 
 @dataclass
@@ -132,26 +131,14 @@ def evaluate(candidate: Player, best: Player, pool: list[Player], cfg: SelfPlayC
 
 
 def read_games(path: Path) -> list[dict]:
-    if not path.is_file():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return read_jsonl(path)
 
 
 def append_games(path: Path, records: list[dict]) -> None:
-    with open(path, "a") as f:
-        for r in records:
-            f.write(json.dumps(r) + "\n")
-        f.flush()
-        os.fsync(f.fileno())
+    append_jsonl(path, records, sync=True)
 
 
 def drop_games_from(path: Path, iteration: int) -> int:
     """Remove records of ``iteration`` and later (a gate interrupted after writing some of
     its games is played again whole); returns how many were dropped."""
-    games = read_games(path)
-    keep = [g for g in games if g["iteration"] < iteration]
-    if len(keep) != len(games):
-        tmp = path.with_name(path.name + f".tmp-{os.getpid()}")
-        tmp.write_text("".join(json.dumps(g) + "\n" for g in keep))
-        os.replace(tmp, path)
-    return len(games) - len(keep)
+    return keep_jsonl(path, lambda g: g["iteration"] < iteration)

@@ -1,11 +1,12 @@
 """`zerochess train generate`: a phase-1 data set of random-play shards.
 
-Layout of a data set directory::
+A data set directory (``dataset.py``) whose shards (``format.py``, source kind
+"random-play") are named by split and number; shard i holds the games
+[i * games_per_shard, (i + 1) * games_per_shard)::
 
-    DIR/metadata.json        settings, status ("in-progress" | "complete"), per-shard counts,
-                             data-quality statistics (format "zerochess-dataset", version 1)
-    DIR/train-00000/ ...     shards (see shards.py); a shard holds the games
-    DIR/val-00009/   ...     [i * games_per_shard, (i + 1) * games_per_shard)
+    DIR/metadata.json        settings, status, per-shard counts, data-quality statistics
+    DIR/train-00000/ ...
+    DIR/val-00009/   ...
 
 The split is by game: a shard is wholly train or wholly validation, so no position of a
 validation game is seen in training. Each shard is one unit of work and depends only on
@@ -15,23 +16,19 @@ run that was killed restarts by generating only the shards that do not exist yet
 
 from __future__ import annotations
 
-import json
 import multiprocessing as mp
 import os
-import shutil
 import time
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
 
-from zerochess.train.randomplay import END_REASONS, KIND_MATE, PlayConfig, play_game
-from zerochess.train.shards import ShardError, load_shard, write_json_atomic, write_shard
-
-DATASET_FORMAT = "zerochess-dataset"
-DATASET_VERSION = 1
+from zerochess.train.data.dataset import finish_dataset, open_dataset, open_shard, shard_entry
+from zerochess.train.data.format import row_normalized, write_shard
+from zerochess.train.data.legacy import one_hot_wdl
+from zerochess.train.data.randomplay import END_REASONS, KIND_MATE, PlayConfig, play_game
 
 
 @dataclass(frozen=True)
@@ -76,7 +73,10 @@ class GenerateConfig:
 
 
 def build_shard_arrays(cfg: GenerateConfig, shard: int) -> dict[str, np.ndarray]:
-    """Play the shard's games and stack them into the arrays documented in shards.py."""
+    """Play the shard's games and stack them into the arrays of format.py: the legal CSR,
+    the sampler's distribution as the policy target (its moves of non-zero probability:
+    all legal moves, or a mate-in-1 sample's mating move), the game result as a one-hot WDL,
+    and random play's own arrays (move, outcome, kind, p_max, p_top5)."""
     first = shard * cfg.games_per_shard
     last = min(first + cfg.games_per_shard, cfg.games)
     games = [(g, play_game(cfg.seed, g, cfg.play)) for g in range(first, last)]
@@ -90,10 +90,22 @@ def build_shard_arrays(cfg: GenerateConfig, shard: int) -> dict[str, np.ndarray]
         parts = [getattr(x, name) for _, x in games]
         return np.concatenate(parts).astype(dtype) if parts else np.zeros((0, *trail), dtype)
 
+    probs = (np.concatenate([p for _, x in games for p in x.probs]) if legal
+             else np.zeros(0, np.float16))
+    legal_indices = np.concatenate(legal).astype(np.int16) if legal else np.zeros(0, np.int16)
+    keep = probs > 0
+    kept_rows = np.repeat(np.arange(len(legal)), lengths)[keep]
+    policy_offsets = np.zeros(len(legal) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(kept_rows, minlength=len(legal)), out=policy_offsets[1:])
+    outcome = cat("outcome", np.int8)
     return {
         "tokens": cat("tokens", np.uint8, (72,)),
+        "wdl": one_hot_wdl(outcome),
+        "policy_offsets": policy_offsets,
+        "policy_indices": legal_indices[keep],
+        "policy_weights": row_normalized(policy_offsets, probs[keep]),  # float16 -> sums of 1
         "move": cat("move", np.int16),
-        "outcome": cat("outcome", np.int8),
+        "outcome": outcome,
         "kind": cat("kind", np.uint8),
         "game": (np.concatenate([np.full(len(x.move), g, np.int32) for g, x in games])
                  if games else np.zeros(0, np.int32)),
@@ -101,9 +113,7 @@ def build_shard_arrays(cfg: GenerateConfig, shard: int) -> dict[str, np.ndarray]
         "p_max": cat("p_max", np.float32),
         "p_top5": cat("p_top5", np.float32),
         "legal_offsets": offsets,
-        "legal_indices": (np.concatenate(legal).astype(np.int16) if legal else np.zeros(0, np.int16)),
-        "sampler_prob": (np.concatenate([p for _, x in games for p in x.probs]).astype(np.float16)
-                         if legal else np.zeros(0, np.float16)),
+        "legal_indices": legal_indices,
         "game_index": np.array([g for g, _ in games], dtype=np.int32),
         "game_plies": np.array([x.plies for _, x in games], dtype=np.int16),
         "game_result": np.array([x.result for _, x in games], dtype=np.int8),
@@ -117,24 +127,10 @@ def _make_shard(job: tuple[GenerateConfig, int, str]) -> tuple[int, int, float]:
     t = time.perf_counter()
     arrays = build_shard_arrays(cfg, shard)
     write_shard(Path(out) / cfg.shard_name(shard), arrays,
-                {"split": cfg.split_of(shard), "shard": shard, "dataset_seed": cfg.seed})
+                source={"kind": "random-play", **cfg.settings()}, split=cfg.split_of(shard),
+                info={"shard": shard, "dataset_seed": cfg.seed})
     first = shard * cfg.games_per_shard
     return shard, min(cfg.games_per_shard, cfg.games - first), time.perf_counter() - t
-
-
-def _read_metadata(path: Path) -> dict | None:
-    if not path.exists():
-        return None
-    try:
-        meta = json.loads(path.read_text())
-    except (OSError, ValueError) as e:
-        raise ShardError(path, f"unreadable data set metadata: {e}") from e
-    if meta.get("format") != DATASET_FORMAT:
-        raise ShardError(path, "not a zerochess data set")
-    if meta.get("format_version") != DATASET_VERSION:
-        raise ShardError(path, f"data set format version {meta.get('format_version')!r}; "
-                         f"this zerochess reads version {DATASET_VERSION}")
-    return meta
 
 
 def generate(cfg: GenerateConfig, out: str | os.PathLike, workers: int = 1,
@@ -146,19 +142,7 @@ def generate(cfg: GenerateConfig, out: str | os.PathLike, workers: int = 1,
     settings on an existing directory are refused rather than mixed.
     """
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    meta_path = out / "metadata.json"
-    meta = _read_metadata(meta_path)
-    if meta is not None and meta["settings"] != cfg.settings():
-        raise ShardError(meta_path, "the directory holds a data set made with other settings "
-                         f"({meta['settings']}); choose another --out")
-    if meta is None:
-        meta = {"format": DATASET_FORMAT, "format_version": DATASET_VERSION,
-                "status": "in-progress", "settings": cfg.settings(),
-                "created": datetime.now(timezone.utc).isoformat(timespec="seconds")}
-        write_json_atomic(meta_path, meta)
-    for leftover in out.glob("*.tmp-*"):  # an interrupted writer's partial shard
-        shutil.rmtree(leftover) if leftover.is_dir() else leftover.unlink()
+    meta = open_dataset(out, cfg.settings())
 
     todo = [s for s in range(cfg.n_shards) if not (out / cfg.shard_name(s)).is_dir()]
     pending = set(todo)
@@ -188,21 +172,18 @@ def generate(cfg: GenerateConfig, out: str | os.PathLike, workers: int = 1,
             pool.join()
     wall = time.perf_counter() - t0
     meta.update(summarize(out, cfg))
-    meta["status"] = "complete"
-    meta["completed"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
     if todo:  # timing of this run (a resumed run times only the shards it made)
         made = sum(meta["shards"][cfg.shard_name(s)]["samples"] for s in todo)
         meta["timing"] = {"workers": workers, "wall_seconds": round(wall, 2),
                           "samples_made": made,
                           "samples_per_second_per_core": round(made / busy, 1) if busy else None}
-    write_json_atomic(meta_path, meta)
-    return meta
+    return finish_dataset(out, meta)
 
 
 def _row_entropy(sh) -> np.ndarray:
-    """Per sample, the entropy (nats) of its sampler_prob distribution."""
-    p = np.asarray(sh["sampler_prob"], dtype=np.float64)
-    off = np.asarray(sh["legal_offsets"])
+    """Per sample, the entropy (nats) of its policy target (the sampler's distribution)."""
+    p = np.asarray(sh["policy_weights"], dtype=np.float64)
+    off = np.asarray(sh["policy_offsets"])
     terms = np.where(p > 0, -p * np.log(np.where(p > 0, p, 1.0)), 0.0)
     return np.add.reduceat(terms, off[:-1])  # every position has at least one legal move
 
@@ -212,8 +193,8 @@ def summarize(out: Path, cfg: GenerateConfig) -> dict:
     shards, ends, lengths, results, kinds, pmax, p5, ent = {}, {}, [], [], [], [], [], []
     totals = {"train": 0, "val": 0}
     for s in range(cfg.n_shards):
-        sh = load_shard(out / cfg.shard_name(s), verify=False)
-        shards[cfg.shard_name(s)] = {"split": sh.split, "samples": len(sh), "games": sh.header["games"]}
+        sh = open_shard(out / cfg.shard_name(s), verify=False)
+        shards[cfg.shard_name(s)] = shard_entry(sh)
         totals[sh.split] += len(sh)
         lengths.append(np.asarray(sh["game_plies"]))
         results.append(np.asarray(sh["game_result"]))
@@ -223,7 +204,7 @@ def summarize(out: Path, cfg: GenerateConfig) -> dict:
         kinds.append(kind)
         pmax.append(np.asarray(sh["p_max"])[kind == 0])
         p5.append(np.asarray(sh["p_top5"])[kind == 0])
-        if "sampler_prob" in sh and len(sh):
+        if len(sh):
             ent.append(_row_entropy(sh)[kind == 0])
     lengths, results, kinds = np.concatenate(lengths), np.concatenate(results), np.concatenate(kinds)
     n_games = len(lengths)

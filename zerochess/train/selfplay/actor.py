@@ -29,8 +29,8 @@ from zerochess.search.forest import playout_cap, run_many
 from zerochess.search.mcts import Batch
 from zerochess.search.tree import Tree
 from zerochess.search.tt import TranspositionTable
-from zerochess.train.selfplay_config import SelfPlayConfig
-from zerochess.train.selfplay_shards import END_RESIGNED, END_TRUNCATED
+from zerochess.train.data.format import END_RESIGNED, END_TRUNCATED
+from zerochess.train.selfplay.config import SelfPlayConfig
 
 WHITE, BLACK = True, False
 
@@ -82,7 +82,7 @@ class FinishedGame:
     end: int                 # Status value, END_TRUNCATED or END_RESIGNED
     opponent: int            # -1 self-play, else the pool checkpoint's iteration
     main_color: Optional[bool]   # colour of the trained network in a pool game
-    false_resign: int        # -1 / 0 / 1, see selfplay_shards
+    false_resign: int        # -1 / 0 / 1, see worker.write_games
     positions: list[tuple]   # (tokens, indices, visits, move index, root q, ply, turn, outcome)
     white: str
     black: str

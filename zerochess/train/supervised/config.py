@@ -53,10 +53,11 @@ class SuperviseConfig(ConfigFile):
     """"mass": the raw policy's probability mass M on illegal moves (seed); "log": -log(1 - M),
     which keeps a strong gradient while M is near 1 (see zerochess.train.losses)."""
     policy_target: str = "sampler"
-    """"sampler": cross-entropy to the sampler's whole distribution over the legal moves
-    (shards' sampler_prob, format version 2; mate-in-1 samples keep their mating move), chosen
-    on equal compute (docs/training.md); "played": one-hot on the played move (the seed's,
-    and the only choice for version-1 data)."""
+    """"sampler": cross-entropy to the data's policy target (the shards' sparse policy CSR:
+    for random play the sampler's whole distribution over the legal moves, mate-in-1 samples
+    keeping their mating move; a search's visits; a teacher's multipv scores), chosen on
+    equal compute (docs/training.md); "played": one-hot on the played move (the seed's, and
+    the only choice for phase-1 data of format version 1)."""
     init_from: str | None = None
     """Warm start: begin from this network checkpoint's weights, with a fresh optimizer and
     schedule (nanoGPT's ``init_from``), to fine-tune a finished run on new settings. The

@@ -1,6 +1,6 @@
 """`zerochess train selfplay`: the command-line face of the self-play loop (prints here only).
 
-Registered in ``zerochess/train/cli.py``; the loop itself is ``zerochess.train.selfplay``.
+Registered in ``zerochess/train/cli.py``; the loop itself is ``zerochess.train.selfplay.loop``.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import click
 @click.option("--out", "out", type=click.Path(file_okay=False), required=True,
               help="Run directory; run the same command again to resume a killed run.")
 @click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="JSON or TOML file of SelfPlayConfig fields (zerochess/train/selfplay_config.py).")
+              help="JSON or TOML file of SelfPlayConfig fields (zerochess/train/selfplay/config.py).")
 @click.option("--device", default=None, help="auto, cpu, cuda, cuda:N (overrides --config).")
 @click.option("--workers", type=click.IntRange(min=1), default=None,
               help="Actor processes (overrides --config; 1 = in this process).")
@@ -30,9 +30,9 @@ def selfplay(init, out, config_file, device, workers, iterations):
 
     from zerochess.engine.checkpoint import CheckpointError
     from zerochess.match import MatchConfigError, MatchError
-    from zerochess.train.selfplay import SelfPlayError, SelfPlayRun
-    from zerochess.train.selfplay_config import SelfPlayConfig
-    from zerochess.train.shards import ShardError
+    from zerochess.train.data.format import ShardError
+    from zerochess.train.selfplay.config import SelfPlayConfig
+    from zerochess.train.selfplay.loop import SelfPlayError, SelfPlayRun
 
     try:
         cfg = SelfPlayConfig.from_file(config_file) if config_file else SelfPlayConfig()
@@ -85,7 +85,7 @@ def selfplay(init, out, config_file, device, workers, iterations):
     finally:
         if bar is not None:
             bar.close()
-    from zerochess.train.elo_report import summarize_elo
+    from zerochess.train.selfplay.elo_report import summarize_elo
 
     click.echo(json.dumps(summary, sort_keys=True))
     line = summarize_elo(out)

@@ -10,7 +10,7 @@ config changes, stored in RUN_DIR/state.json, so a restart keeps them, and logge
 
 from __future__ import annotations
 
-from zerochess.train.selfplay_config import SelfPlayConfig
+from zerochess.train.selfplay.config import SelfPlayConfig
 
 
 def is_stagnating(history: list[float], cfg: SelfPlayConfig, since: int = 0) -> bool:

@@ -2,22 +2,20 @@
 
 ``elo.jsonl`` has one JSON object per evaluation (iteration): the candidate, the gate's
 score, the best network after it and the ratings of every checkpoint rated so far, refitted
-from all evaluation games (``zerochess.train.ratings``). `zerochess train report` calls
+from all evaluation games (``zerochess.train.selfplay.ratings``). `zerochess train report` calls
 ``plot_elo``; the self-play loop also calls it after every evaluation.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
+from zerochess.train.common.jsonl import read_jsonl
+
 
 def read_elo(run_dir: str | os.PathLike) -> list[dict]:
-    path = Path(run_dir) / "elo.jsonl"
-    if not path.is_file():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return read_jsonl(Path(run_dir) / "elo.jsonl")
 
 
 def plot_elo(run_dir: str | os.PathLike) -> list[Path]:

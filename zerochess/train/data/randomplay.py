@@ -25,10 +25,11 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from zerochess.engine import Board, Status, encode_board, legal_move_indices
+from zerochess.train.data.format import END_TRUNCATED
 
 # Per-game end reasons stored in the shards: the board's Status values, plus TRUNCATED for
 # games stopped at max_plies (scored as draws).
-TRUNCATED = 6
+TRUNCATED = END_TRUNCATED
 END_REASONS = {int(s): s.name.lower() for s in Status} | {TRUNCATED: "truncated"}
 
 # MVV-LVA piece values (seed risk 2): the king is worth 0 as an attacker.

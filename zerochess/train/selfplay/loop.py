@@ -15,7 +15,8 @@ Run directory::
 
     config.json            the SelfPlayConfig the run was started with (and the init network)
     state.json             iteration, phase, best, pool, rated players, interventions
-    games/itIIII-wWW-cKKKK self-play shards (zerochess.train.selfplay_shards) with games.pgn
+    games/itIIII-wWW-cKKKK self-play shards (zerochess.train.data.format, written by
+                           worker.write_games) with games.pgn
     checkpoints/itIIII.pt  network checkpoints (it0000 = the initial network)
     learner.pt             learner weights + AdamW state
     metrics.jsonl          learner steps (`zerochess train report` plots them)
@@ -43,9 +44,14 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from zerochess.train.selfplay_config import RESUMABLE_CHANGES, SelfPlayConfig
-from zerochess.train.selfplay_shards import SHARD_RE, load_selfplay_shard, remove_partial
-from zerochess.train.shards import write_json_atomic
+from zerochess.train.common.atomic import write_json_atomic
+from zerochess.train.common.jsonl import append_jsonl, keep_jsonl
+from zerochess.train.common.runlog import attach_log, detach_log
+from zerochess.train.common.state import check_version
+from zerochess.train.data.dataset import open_shard
+from zerochess.train.data.format import remove_partial
+from zerochess.train.data.replay import SHARD_RE
+from zerochess.train.selfplay.config import RESUMABLE_CHANGES, SelfPlayConfig
 
 log = logging.getLogger("zerochess.selfplay")
 
@@ -76,7 +82,8 @@ class SelfPlayRun:
         self.games_dir = self.run_dir / "games"
         self.ckpt_dir = self.run_dir / "checkpoints"
         self.state_path = self.run_dir / "state.json"
-        self._attach_log()
+        self.log_path = self.run_dir / "selfplay.log"
+        attach_log(log, self.log_path)
         for sub in (self.games_dir, self.ckpt_dir, self.run_dir / "eval"):
             sub.mkdir(exist_ok=True)
             for p in remove_partial(sub):
@@ -84,9 +91,8 @@ class SelfPlayRun:
         for p in remove_partial(self.run_dir):
             log.info("removed half-written %s", p)
         if self.state_path.exists():
-            self.state = json.loads(self.state_path.read_text())
-            if self.state.get("format") != STATE_FORMAT or self.state.get("format_version") != STATE_VERSION:
-                raise SelfPlayError(f"{self.state_path}: not a self-play state of version {STATE_VERSION}")
+            self.state = check_version(json.loads(self.state_path.read_text()), self.state_path,
+                                       STATE_FORMAT, STATE_VERSION, "self-play state", SelfPlayError)
             saved = json.loads((self.run_dir / "config.json").read_text())
             diff = cfg.changed_fields(saved["selfplay"], RESUMABLE_CHANGES,
                                       legacy={"illegal_penalty": "mass"})
@@ -104,24 +110,11 @@ class SelfPlayRun:
             self.init = str(Path(init).resolve())
             self.base_cfg = cfg
             self._start(cfg)
-        (self.run_dir / "config.json").write_text(json.dumps(
-            {"selfplay": cfg.to_dict(), "init": self.init}, indent=1))
+        write_json_atomic(self.run_dir / "config.json", {"selfplay": cfg.to_dict(), "init": self.init})
 
     # -- bookkeeping -------------------------------------------------------------------
-    def _attach_log(self) -> None:
-        path = os.path.abspath(self.run_dir / "selfplay.log")
-        if not any(getattr(h, "baseFilename", None) == path for h in log.handlers):
-            h = logging.FileHandler(path)
-            h.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
-            log.addHandler(h)
-        log.setLevel(logging.INFO)
-
     def close(self) -> None:
-        path = os.path.abspath(self.run_dir / "selfplay.log")
-        for h in list(log.handlers):
-            if getattr(h, "baseFilename", None) == path:
-                log.removeHandler(h)
-                h.close()
+        detach_log(log, self.log_path)
 
     def _start(self, cfg: SelfPlayConfig) -> None:
         from zerochess.engine.checkpoint import load_checkpoint, save_checkpoint
@@ -143,8 +136,7 @@ class SelfPlayRun:
         write_json_atomic(self.state_path, self.state)
 
     def _emit(self, record: dict) -> None:
-        with open(self.run_dir / "selfplay_metrics.jsonl", "a") as f:
-            f.write(json.dumps({"time": time.time(), **record}) + "\n")
+        append_jsonl(self.run_dir / "selfplay_metrics.jsonl", {"time": time.time(), **record})
 
     @property
     def cfg(self) -> SelfPlayConfig:
@@ -188,13 +180,13 @@ class SelfPlayRun:
         for p in self.games_dir.iterdir():
             m = SHARD_RE.match(p.name)
             if m and int(m.group(1)) == it:
-                sh = load_selfplay_shard(p)
+                sh = open_shard(p, verify=False)
                 games += sh.games
                 positions += len(sh)
         return games, positions
 
     def actors(self, it: int, progress: Progress) -> dict:
-        from zerochess.train.selfplay_worker import WorkerJob
+        from zerochess.train.selfplay.worker import WorkerJob
 
         cfg = self.cfg
         done, _ = self._games_done(it)
@@ -219,7 +211,7 @@ class SelfPlayRun:
                                   "best_elo": self._best_elo()})
 
         if len(jobs) == 1 and cfg.workers == 1:
-            from zerochess.train.selfplay_worker import run_worker
+            from zerochess.train.selfplay.worker import run_worker
             finals = [run_worker(jobs[0], report)]
         else:
             finals = _run_processes(jobs, report)
@@ -241,9 +233,9 @@ class SelfPlayRun:
         """Train on the window; False when the window is below min_replay (no checkpoint)."""
         import torch
 
-        from zerochess.train.learner import Learner
-        from zerochess.train.replay import ReplayWindow
-        from zerochess.train.supervise import resolve_device
+        from zerochess.train.common.optim import resolve_device
+        from zerochess.train.data.replay import ReplayWindow
+        from zerochess.train.selfplay.learner import Learner
 
         cfg = self.cfg
         ckpt = self.ckpt_dir / f"{ckpt_name(it)}.pt"
@@ -285,17 +277,17 @@ class SelfPlayRun:
         return h[-1] if h else None
 
     def gate(self, it: int, progress: Progress) -> dict:
-        from zerochess.train.elo_report import plot_elo
-        from zerochess.train.gating import (Player, append_games, drop_games_from, evaluate,
-                                            read_games)
-        from zerochess.train.ratings import fit_ratings
-        from zerochess.train.stagnation import intervention, is_stagnating
+        from zerochess.train.selfplay.elo_report import plot_elo
+        from zerochess.train.selfplay.gating import (Player, append_games, drop_games_from,
+                                                     evaluate, read_games)
+        from zerochess.train.selfplay.ratings import fit_ratings
+        from zerochess.train.selfplay.stagnation import intervention, is_stagnating
 
         cfg = self.cfg
         games_path = self.run_dir / "eval_games.jsonl"
         elo_path = self.run_dir / "elo.jsonl"
         dropped = drop_games_from(games_path, it)
-        _drop_jsonl_from(elo_path, it)
+        keep_jsonl(elo_path, lambda r: r["iteration"] < it)
         if dropped:
             log.info("iteration %d: dropped %d games of an interrupted evaluation", it, dropped)
         cand = Player(**next(p for p in self.state["players"] if p["name"] == ckpt_name(it)))
@@ -331,8 +323,7 @@ class SelfPlayRun:
                 "ratings": [{"name": r.name, "iteration": by_iter[r.name], "elo": r.elo,
                              "error": r.error, "games": r.games, "score": r.score}
                             for r in ratings.values()]}
-        with open(elo_path, "a") as f:
-            f.write(json.dumps(line) + "\n")
+        append_jsonl(elo_path, line)
         plot_elo(self.run_dir)
         rec = {"type": "gate", "iteration": it, "seconds": time.perf_counter() - t0,
                **{k: v for k, v in line.items() if k not in ("ratings", "time")}}
@@ -353,20 +344,9 @@ class SelfPlayRun:
         return line
 
 
-def _drop_jsonl_from(path: Path, iteration: int, key: str = "iteration") -> None:
-    if not path.is_file():
-        return
-    lines = [ln for ln in path.read_text().splitlines() if ln.strip()]
-    keep = [ln for ln in lines if json.loads(ln)[key] < iteration]
-    if len(keep) != len(lines):
-        tmp = path.with_name(path.name + f".tmp-{os.getpid()}")
-        tmp.write_text("".join(ln + "\n" for ln in keep))
-        os.replace(tmp, path)
-
-
 def _drop_metrics_from(path: Path, iteration: int) -> None:
     """Learner records of an interrupted iteration (epoch = iteration) are logged again."""
-    _drop_jsonl_from(path, iteration, key="epoch")
+    keep_jsonl(path, lambda r: r["epoch"] < iteration)
 
 
 class _SpeedTracker:
@@ -426,7 +406,7 @@ def _run_processes(jobs, report: Callable[[dict], None]) -> list[dict]:
     import multiprocessing as mp
     import queue as queue_mod
 
-    from zerochess.train.selfplay_worker import worker_process
+    from zerochess.train.selfplay.worker import worker_process
 
     ctx = mp.get_context("spawn")
     q = ctx.Queue()

@@ -11,13 +11,18 @@ The learner trains its own weights continuously (AlphaGo Zero): the actors play 
 network, which the learner's checkpoints replace only by winning the gating match.
 ``learner.pt`` holds weights, AdamW state and counters, written atomically at the end of
 each iteration's steps together with the checkpoint ``checkpoints/itIIII.pt``.
+
+AdamW here keeps torch's default betas (0.9, 0.999), unlike supervised training's
+(0.9, 0.95): the learner fine-tunes a trained network a few hundred steps at a time at a
+tenth of phase 1's learning rate, where the longer second-moment memory averages over more
+batches of a window that changes only between iterations. Every self-play result in
+docs/selfplay.md was measured with it; a run's learner.pt carries its betas, so a
+resumed run keeps them whatever this default says.
 """
 
 from __future__ import annotations
 
-import json
 import logging
-import math
 import os
 import time
 from pathlib import Path
@@ -25,18 +30,21 @@ from typing import Callable
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 
 from zerochess.engine.checkpoint import load_checkpoint, save_checkpoint
-from zerochess.train.losses import LossWeights, illegal_penalty, legal_log_softmax
-from zerochess.train.replay import ReplayBatch, ReplayWindow
-from zerochess.train.selfplay_config import SelfPlayConfig
-from zerochess.train.supervise import _save_atomic
+from zerochess.train.common.jsonl import append_jsonl
+from zerochess.train.common.optim import adamw, cosine
+from zerochess.train.common.state import load_state, save_state
+from zerochess.train.data.batches import Batch
+from zerochess.train.data.replay import ReplayWindow
+from zerochess.train.losses import LossWeights, phase1_loss
+from zerochess.train.selfplay.config import SelfPlayConfig
 
 log = logging.getLogger("zerochess.selfplay")
 
 STATE_FORMAT = "zerochess-selfplay-learner"
 STATE_VERSION = 1
+BETAS = (0.9, 0.999)
 
 
 def selfplay_loss(policy_logits: torch.Tensor, wdl_logits: torch.Tensor, target: torch.Tensor,
@@ -45,17 +53,13 @@ def selfplay_loss(policy_logits: torch.Tensor, wdl_logits: torch.Tensor, target:
     """Total loss and its parts (detached) for one batch.
 
     policy_logits (B, P), wdl_logits (B, 3), target (B, P) visit distribution (zero off the
-    legal moves), wdl (B,) class 0/1/2, legal (B, P) bool. ``policy_kl`` is the policy loss
+    legal moves), wdl (B, 3) result distribution or (B,) class 0/1/2, legal (B, P) bool: the
+    supervised loss with the visits as policy target, plus ``policy_kl``, the policy loss
     minus the targets' entropy: 0 when the network's priors equal the visit distribution.
     """
-    logits = policy_logits.float()  # (B, P)
-    policy_loss = -(target * legal_log_softmax(logits, legal)).sum(-1).mean()
+    total, parts = phase1_loss(policy_logits, wdl_logits, None, wdl, legal, w, target)
     entropy = -(target * torch.log(target.clamp_min(1e-12))).sum(-1).mean()
-    penalty, illegal_mass = illegal_penalty(logits, legal, w.illegal_penalty)
-    value_loss = F.cross_entropy(wdl_logits.float(), wdl)
-    total = w.policy * policy_loss + w.value * value_loss + w.illegal * penalty
-    parts = {"policy_loss": policy_loss.detach(), "value_loss": value_loss.detach(),
-             "illegal_mass": illegal_mass.detach(), "policy_kl": (policy_loss - entropy).detach()}
+    parts["policy_kl"] = (parts["policy_loss"] - entropy).detach()
     return total, parts
 
 
@@ -71,10 +75,7 @@ class Learner:
         model, info = load_checkpoint(init)
         self.model = model.to(device)
         self.init_metadata = info["metadata"]
-        decay = [p for p in self.model.parameters() if p.dim() >= 2]
-        no_decay = [p for p in self.model.parameters() if p.dim() < 2]
-        self.opt = torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay},
-                                      {"params": no_decay, "weight_decay": 0.0}], lr=cfg.lr)
+        self.opt = adamw(self.model, cfg.lr, cfg.weight_decay, BETAS)
         self.weights = LossWeights(1.0, cfg.value_weight, cfg.illegal_weight,
                                    cfg.illegal_penalty)
         self.step = 0
@@ -83,12 +84,7 @@ class Learner:
             self._load()
 
     def _load(self) -> None:
-        try:
-            s = torch.load(self.path, map_location="cpu", weights_only=True)
-        except Exception as e:
-            raise ValueError(f"{self.path}: unreadable learner state ({type(e).__name__}: {e})") from e
-        if s.get("format") != STATE_FORMAT or s.get("format_version") != STATE_VERSION:
-            raise ValueError(f"{self.path}: not a zerochess learner state of version {STATE_VERSION}")
+        s = load_state(self.path, STATE_FORMAT, STATE_VERSION, "learner state")
         self.model.load_state_dict(s["model"])
         self.opt.load_state_dict(s["optimizer"])
         self.step, self.iteration = int(s["step"]), int(s["iteration"])
@@ -98,19 +94,17 @@ class Learner:
         the two leaves the old learner state, and the iteration's training runs again."""
         save_checkpoint(checkpoint, self.model, metadata)
         self.iteration = iteration
-        _save_atomic({"format": STATE_FORMAT, "format_version": STATE_VERSION,
-                      "model": self.model.state_dict(), "optimizer": self.opt.state_dict(),
-                      "step": self.step, "iteration": iteration}, self.path)
+        save_state(self.path, STATE_FORMAT, STATE_VERSION,
+                   {"model": self.model.state_dict(), "optimizer": self.opt.state_dict(),
+                    "step": self.step, "iteration": iteration})
         return checkpoint
 
     def _lr(self, k: int, steps: int) -> float:
-        t = k / max(1, steps - 1)
-        r = self.cfg.min_lr_ratio
-        return self.cfg.lr * (r + (1 - r) * 0.5 * (1 + math.cos(math.pi * t)))
+        return self.cfg.lr * cosine(k / max(1, steps - 1), self.cfg.min_lr_ratio)
 
-    def _to_device(self, b: ReplayBatch):
+    def _to_device(self, b: Batch):
         d = self.device
-        return (torch.from_numpy(b.tokens).to(d), torch.from_numpy(b.policy).to(d),
+        return (torch.from_numpy(b.tokens).to(d), torch.from_numpy(b.target).to(d),
                 torch.from_numpy(b.wdl).to(d), torch.from_numpy(b.legal).to(d))
 
     def train(self, window: ReplayWindow, iteration: int,
@@ -154,8 +148,7 @@ class Learner:
                 rec = {"type": "train", "step": self.step, "epoch": iteration, "lr": lr, **out,
                        "samples_per_s": window_n * cfg.batch_size / window_t,
                        "loader_wait_share": window_wait / window_t}
-                with open(metrics_path, "a") as f:
-                    f.write(json.dumps(rec) + "\n")
+                append_jsonl(metrics_path, rec)
                 window_t = window_wait = 0.0
                 window_n = 0
             if progress:

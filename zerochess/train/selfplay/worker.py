@@ -2,8 +2,9 @@
 
 ``run_worker(job, report)`` runs in the main process (``workers = 1``) or as the target of
 a spawned process. Finished games are written every ``games_per_shard`` games as shard
-``games/itIIII-wWW-cKKKK`` (arrays + ``games.pgn``, see ``selfplay_shards``), so a kill loses
-only games in flight and the unwritten chunk. ``report`` receives small dicts (one per
+``games/itIIII-wWW-cKKKK`` (the training-data format, source kind "selfplay", plus
+``games.pgn``; ``write_games`` lists its arrays), so a kill loses only games in flight and
+the unwritten chunk. ``report`` receives small dicts (one per
 finished game, and a final ``{"type": "done", ...}`` with the worker's counters).
 """
 
@@ -17,9 +18,11 @@ from typing import Callable
 
 import numpy as np
 
-from zerochess.train.actor import Actor, FinishedGame, Side, TimedEvaluator
-from zerochess.train.selfplay_config import SelfPlayConfig
-from zerochess.train.selfplay_shards import SHARD_RE, shard_name, write_selfplay_shard
+from zerochess.train.data.format import row_normalized, write_shard
+from zerochess.train.data.legacy import one_hot_wdl
+from zerochess.train.data.replay import SHARD_RE, shard_name
+from zerochess.train.selfplay.actor import Actor, FinishedGame, Side, TimedEvaluator
+from zerochess.train.selfplay.config import SelfPlayConfig
 
 END_NAMES = {1: "checkmate", 2: "stalemate", 3: "insufficient material", 4: "fifty-move rule",
              5: "threefold repetition", 6: "truncated", 7: "resignation"}
@@ -76,21 +79,40 @@ def _pgn(games: list[FinishedGame], iteration: int) -> str:
     return out.getvalue()
 
 
-def write_games(path: Path, games: list[FinishedGame], info: dict, iteration: int) -> Path:
-    """Pack finished games into the shard arrays (documented in selfplay_shards)."""
+def write_games(path: Path, games: list[FinishedGame], source: dict, info: dict,
+                iteration: int) -> Path:
+    """Write finished games as a shard of the training-data format (zerochess.train.data.format).
+
+    One sample per recorded position (a full search by the network being trained;
+    random-opening moves, fast searches and the pool opponent's moves are played but not
+    recorded). The policy CSR holds every root move, i.e. every legal move, in
+    Board.legal_moves() order (so it is also the legal mask: no legal CSR), its weights are
+    the root visit counts over their sum and ``visits`` the counts exactly as the search left
+    them (``Tree.root_visits()``). ``wdl`` is the one-hot game result from the side to move
+    (truncated games are draws, resigned games a loss for the side that resigned);
+    ``root_q`` the search's value P(win) - P(loss) of the position (what resignation looks
+    at). Per game also ``game_opponent`` (-1 self-play, else the pool checkpoint's iteration
+    the best network played) and ``game_false_resign`` (-1 no check: resignation enabled or
+    nobody fell below the threshold; 0 the side that would have resigned lost anyway; 1 it
+    did not lose, a false resignation). Run-wide game indices: ``game_index``."""
     pos = [p for g in games for p in g.positions]
     n = len(pos)
     lens = np.array([len(p[1]) for p in pos], dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
+    visits = (np.concatenate([p[2] for p in pos]) if n else np.zeros(0)).astype(np.int32)
+    outcome = np.array([p[7] for p in pos], dtype=np.int8)
     arrays = {
         "tokens": np.stack([p[0] for p in pos]).astype(np.uint8) if n else np.zeros((0, 72), np.uint8),
+        "wdl": one_hot_wdl(outcome),
         "move": np.array([p[3] for p in pos], dtype=np.int16),
-        "outcome": np.array([p[7] for p in pos], dtype=np.int8),
+        "outcome": outcome,
         "root_q": np.array([p[4] for p in pos], dtype=np.float32),
         "game": np.array([g.index for g in games for _ in g.positions], dtype=np.int32),
         "ply": np.array([p[5] for p in pos], dtype=np.int16),
-        "policy_offsets": np.concatenate([[0], np.cumsum(lens)]).astype(np.int64),
+        "policy_offsets": offsets,
         "policy_indices": (np.concatenate([p[1] for p in pos]) if n else np.zeros(0)).astype(np.int16),
-        "policy_visits": (np.concatenate([p[2] for p in pos]) if n else np.zeros(0)).astype(np.int32),
+        "policy_weights": row_normalized(offsets, visits),
+        "visits": visits,
         "game_index": np.array([g.index for g in games], dtype=np.int32),
         "game_plies": np.array([len(g.moves) for g in games], dtype=np.int16),
         "game_result": np.array([g.result for g in games], dtype=np.int8),
@@ -98,7 +120,7 @@ def write_games(path: Path, games: list[FinishedGame], info: dict, iteration: in
         "game_opponent": np.array([g.opponent for g in games], dtype=np.int32),
         "game_false_resign": np.array([g.false_resign for g in games], dtype=np.int8),
     }
-    return write_selfplay_shard(path, arrays, info, _pgn(games, iteration))
+    return write_shard(path, arrays, source, info=info, pgn=_pgn(games, iteration))
 
 
 def _load_side(path: str, name: str, iteration: int, cfg: SelfPlayConfig, hash_mb: int) -> Side:
@@ -143,13 +165,13 @@ def run_worker(job: WorkerJob, report: Callable[[dict], None]) -> dict:
             return
         for j, g in enumerate(pending):
             g.index = game_index(job.iteration, job.worker, chunk * cfg.games_per_shard + j)
-        info = {"iteration": job.iteration, "worker": job.worker, "chunk": chunk,
-                "network": job.best, "network_name": job.best_name, "seed": cfg.seed,
-                "search": {k: cfg.to_dict()[k] for k in (
-                    "full_search_nodes", "fast_search_nodes", "full_search_probability",
-                    "cpuct", "dirichlet_alpha", "dirichlet_fraction", "leaves_per_tree")}}
-        write_games(games_dir / shard_name(job.iteration, job.worker, chunk), pending, info,
-                    job.iteration)
+        source = {"kind": "selfplay", "network": job.best, "network_name": job.best_name,
+                  "seed": cfg.seed, "search": {k: cfg.to_dict()[k] for k in (
+                      "full_search_nodes", "fast_search_nodes", "full_search_probability",
+                      "cpuct", "dirichlet_alpha", "dirichlet_fraction", "leaves_per_tree")}}
+        info = {"iteration": job.iteration, "worker": job.worker, "chunk": chunk}
+        write_games(games_dir / shard_name(job.iteration, job.worker, chunk), pending, source,
+                    info, job.iteration)
         counters["shards"] += 1
         chunk += 1
         pending = []

@@ -1,4 +1,8 @@
-"""`zerochess train supervise`: phase-1 supervised training with exact resume.
+"""`zerochess train supervise`: supervised training on any data set, with exact resume.
+
+The data set may come from random play (phase 1, the default), a teacher engine or
+self-play: every shard holds tokens, a WDL target and a sparse policy target
+(``zerochess.train.data.format``), which is all a step needs.
 
 A run directory holds::
 
@@ -21,11 +25,9 @@ data position makes step k + 1 after a kill identical to step k + 1 of an uninte
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import os
-import random
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -36,26 +38,30 @@ import torch
 
 from zerochess.engine.checkpoint import load_checkpoint, save_checkpoint
 from zerochess.engine.network import NetworkConfig, PolicyValueModel, build_model, param_count
-from zerochess.train.config import SuperviseConfig
-from zerochess.train.dataset import (Batch, PositionSet, Prefetcher, data_fingerprint,
-                                     iterate_batches, load_split)
-from zerochess.train.legalgen import legal_generation_test
+from zerochess.train.common.atomic import write_json_atomic
+from zerochess.train.common.jsonl import append_jsonl, keep_jsonl
+from zerochess.train.common.optim import adamw, cosine, resolve_device
+from zerochess.train.common.runlog import attach_log, detach_log
+from zerochess.train.common.state import load_state, rng_state, save_state, set_rng_state
+from zerochess.train.data.batches import Batch, PositionSet, Prefetcher, iterate_batches
+from zerochess.train.data.dataset import data_fingerprint, load_split
 from zerochess.train.losses import LossWeights, MetricSums, phase1_loss
+from zerochess.train.supervised.config import SuperviseConfig
+from zerochess.train.supervised.legalgen import legal_generation_test
 
 log = logging.getLogger("zerochess.train")
 
 RESUME_FORMAT = "zerochess-train-state"
 RESUME_VERSION = 1
 
+#: AdamW betas of supervised runs: nanoGPT's (0.9, 0.95), whose shorter second-moment memory
+#: (about 20 steps instead of 1000) follows the fast early changes of a run from scratch; the
+#: self-play learner keeps torch's default (selfplay/learner.py says why).
+BETAS = (0.9, 0.95)
+
 
 class ResumeError(ValueError):
     """A run cannot be started or resumed as asked; the message says why and what to do."""
-
-
-def resolve_device(name: str) -> torch.device:
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(name)
 
 
 def network_config(cfg: SuperviseConfig) -> NetworkConfig:
@@ -80,22 +86,12 @@ def initial_model(cfg: SuperviseConfig) -> PolicyValueModel:
     return model
 
 
-def make_optimizer(model: torch.nn.Module, cfg: SuperviseConfig) -> torch.optim.AdamW:
-    """AdamW with weight decay on matrices and embeddings only (nanoGPT's grouping)."""
-    decay = [p for p in model.parameters() if p.dim() >= 2]
-    no_decay = [p for p in model.parameters() if p.dim() < 2]
-    groups = [{"params": decay, "weight_decay": cfg.weight_decay},
-              {"params": no_decay, "weight_decay": 0.0}]
-    return torch.optim.AdamW(groups, lr=cfg.lr, betas=(0.9, 0.95))
-
-
 def lr_factor(step: int, total: int, cfg: SuperviseConfig) -> float:
     """Linear warm-up to 1, then cosine decay to min_lr_ratio at ``total`` steps."""
     warmup = max(1, min(cfg.warmup_steps, total // 5))
     if step < warmup:
         return (step + 1) / warmup
-    t = min(1.0, (step - warmup) / max(1, total - warmup))
-    return cfg.min_lr_ratio + (1 - cfg.min_lr_ratio) * 0.5 * (1 + math.cos(math.pi * t))
+    return cosine((step - warmup) / max(1, total - warmup), cfg.min_lr_ratio)
 
 
 def grad_norms(model: PolicyValueModel) -> dict[str, float]:
@@ -112,36 +108,13 @@ def grad_norms(model: PolicyValueModel) -> dict[str, float]:
     return out
 
 
-def _rng_state() -> dict:
-    np_state = np.random.get_state(legacy=False)
-    py = random.getstate()
-    return {"torch": torch.get_rng_state(),
-            "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
-            "numpy": {"bit_generator": np_state["bit_generator"],
-                      "key": torch.from_numpy(np_state["state"]["key"].astype(np.int64)),
-                      "pos": int(np_state["state"]["pos"]),
-                      "has_gauss": int(np_state["has_gauss"]), "gauss": float(np_state["gauss"])},
-            "python": [py[0], list(py[1]), py[2]]}
-
-
-def _set_rng_state(s: dict) -> None:
-    torch.set_rng_state(s["torch"])
-    if s["cuda"] and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(s["cuda"])
-    n = s["numpy"]
-    np.random.set_state({"bit_generator": n["bit_generator"],
-                         "state": {"key": n["key"].numpy().astype(np.uint32), "pos": n["pos"]},
-                         "has_gauss": n["has_gauss"], "gauss": n["gauss"]})
-    random.setstate((s["python"][0], tuple(s["python"][1]), s["python"][2]))
-
-
-def _save_atomic(obj: dict, path: Path) -> None:
-    tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
-    with open(tmp, "wb") as f:
-        torch.save(obj, f)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+def check_policy_distribution(data_dir, *sets: PositionSet) -> None:
+    """Refuse the "sampler" policy target on data that holds only the played move."""
+    if not all(d.has_policy_distribution for d in sets):
+        raise ValueError(f"{data_dir}: policy_target 'sampler' needs a policy distribution, and "
+                         "these phase-1 shards (format version 1) hold only the played move; "
+                         "use policy_target 'played', or regenerate the data (format version 2 "
+                         "or later)")
 
 
 class Trainer:
@@ -161,10 +134,8 @@ class Trainer:
         self.val_set: PositionSet = load_split(self.data_dir, "val")
         self.fingerprint = data_fingerprint(self.data_dir)
         self.sampler_target = cfg.policy_target == "sampler"
-        if self.sampler_target and not (self.train_set.has_sampler_prob
-                                        and self.val_set.has_sampler_prob):
-            raise ValueError(f"{self.data_dir}: policy_target 'sampler' needs shards of format "
-                             "version 2 (with sampler_prob); regenerate the data set")
+        if self.sampler_target:
+            check_policy_distribution(self.data_dir, self.train_set, self.val_set)
         self.steps_per_epoch = len(self.train_set) // cfg.batch_size
         if self.steps_per_epoch == 0:
             raise ValueError(f"batch_size {cfg.batch_size} exceeds the {len(self.train_set)} "
@@ -175,7 +146,7 @@ class Trainer:
         torch.manual_seed(cfg.seed)
         self.model = initial_model(cfg).to(self.device)
         self.net_cfg = self.model.config
-        self.opt = make_optimizer(self.model, cfg)
+        self.opt = adamw(self.model, cfg.lr, cfg.weight_decay, BETAS)
         self.sched = torch.optim.lr_scheduler.LambdaLR(
             self.opt, lambda s: lr_factor(s, self.total_steps, cfg))
         self.step, self.epoch, self.index = 0, 0, 0
@@ -185,59 +156,36 @@ class Trainer:
         if not resume and resume_path.exists():
             raise ResumeError(f"{self.run_dir} already holds a run; pass --resume to continue "
                               "it or choose another run directory")
-        self._attach_log()
+        self.log_path = self.run_dir / "train.log"
+        attach_log(log, self.log_path)
         try:
             if resume:
                 self._load_resume(resume_path)
             else:
                 self.metrics_path.write_text("")
         except BaseException:
-            self._detach_log()
+            detach_log(log, self.log_path)
             raise
-        (self.run_dir / "config.json").write_text(json.dumps(
-            {"supervise": cfg.to_dict(), "network": self.net_cfg.to_dict(),
-             "data": str(self.data_dir), "data_fingerprint": self.fingerprint}, indent=1))
+        write_json_atomic(self.run_dir / "config.json",
+                          {"supervise": cfg.to_dict(), "network": self.net_cfg.to_dict(),
+                           "data": str(self.data_dir), "data_fingerprint": self.fingerprint})
 
     # -- bookkeeping -------------------------------------------------------------------
-    def _attach_log(self) -> None:
-        path = str(self.run_dir / "train.log")
-        if not any(getattr(h, "baseFilename", None) == os.path.abspath(path) for h in log.handlers):
-            h = logging.FileHandler(path)
-            h.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
-            log.addHandler(h)
-        log.setLevel(logging.INFO)
-
-    def _detach_log(self) -> None:
-        path = os.path.abspath(self.run_dir / "train.log")
-        for h in list(log.handlers):
-            if getattr(h, "baseFilename", None) == path:
-                log.removeHandler(h)
-                h.close()
-
     def _emit(self, record: dict) -> None:
-        with open(self.metrics_path, "a") as f:
-            f.write(json.dumps(record) + "\n")
-
-    def _state(self) -> dict:
-        return {"format": RESUME_FORMAT, "format_version": RESUME_VERSION,
-                "config": self.cfg.to_dict(), "data_fingerprint": self.fingerprint,
-                "model": self.model.state_dict(), "optimizer": self.opt.state_dict(),
-                "scheduler": self.sched.state_dict(), "rng": _rng_state(),
-                "step": self.step, "epoch": self.epoch, "index": self.index,
-                "best_val": self.best_val}
+        append_jsonl(self.metrics_path, record)
 
     def save_resume(self) -> None:
-        _save_atomic(self._state(), self.run_dir / "resume.pt")
+        save_state(self.run_dir / "resume.pt", RESUME_FORMAT, RESUME_VERSION, {
+            "config": self.cfg.to_dict(), "data_fingerprint": self.fingerprint,
+            "model": self.model.state_dict(), "optimizer": self.opt.state_dict(),
+            "scheduler": self.sched.state_dict(), "rng": rng_state(),
+            "step": self.step, "epoch": self.epoch, "index": self.index,
+            "best_val": self.best_val})
 
     def _load_resume(self, path: Path) -> None:
         if not path.exists():
             raise ResumeError(f"{path}: nothing to resume (no resume.pt in the run directory)")
-        try:
-            s = torch.load(path, map_location="cpu", weights_only=True)
-        except Exception as e:
-            raise ResumeError(f"{path}: unreadable training state ({type(e).__name__}: {e})") from e
-        if s.get("format") != RESUME_FORMAT or s.get("format_version") != RESUME_VERSION:
-            raise ResumeError(f"{path}: not a zerochess training state of version {RESUME_VERSION}")
+        s = load_state(path, RESUME_FORMAT, RESUME_VERSION, "training state", ResumeError)
         if s["data_fingerprint"] != self.fingerprint:
             raise ResumeError(f"{path}: the run was trained on other data than {self.data_dir}")
         keep = {"stop_after_steps", "device", "threads", "prefetch"}  # may change on resume
@@ -247,14 +195,11 @@ class Trainer:
         self.model.load_state_dict(s["model"])
         self.opt.load_state_dict(s["optimizer"])
         self.sched.load_state_dict(s["scheduler"])
-        _set_rng_state(s["rng"])
+        set_rng_state(s["rng"])
         self.step, self.epoch, self.index = s["step"], s["epoch"], s["index"]
         self.best_val = s["best_val"]
         # Drop metrics logged after the saved step: they will be logged again.
-        if self.metrics_path.exists():
-            lines = [ln for ln in self.metrics_path.read_text().splitlines()
-                     if ln.strip() and json.loads(ln)["step"] <= self.step]
-            self.metrics_path.write_text("".join(ln + "\n" for ln in lines))
+        keep_jsonl(self.metrics_path, lambda r: r["step"] <= self.step)
         log.info("resumed at step %d (epoch %d, batch %d)", self.step, self.epoch, self.index)
 
     def save_network(self, name: str, metrics: dict | None = None) -> Path:
@@ -373,7 +318,7 @@ class Trainer:
                    "wall_seconds": round(time.perf_counter() - wall0, 2),
                    "loader_wait_share": run_wait / run_t if run_t else 0.0, "val": val}
         log.info("stopped at step %d: %s", self.step, summary)
-        self._detach_log()
+        detach_log(log, self.log_path)
         return summary
 
 
@@ -412,9 +357,8 @@ def evaluate_checkpoint(path: str | os.PathLike, data_dir: str | os.PathLike,
         torch.set_num_threads(cfg.threads)
     device = resolve_device(cfg.device)
     val_set = load_split(data_dir, "val")
-    if cfg.policy_target == "sampler" and not val_set.has_sampler_prob:
-        raise ValueError(f"{data_dir}: no sampler_prob (shard format version 1); evaluate with "
-                         "policy_target 'played'")
+    if cfg.policy_target == "sampler":
+        check_policy_distribution(data_dir, val_set)
     model, _ = load_checkpoint(path)
     return validate_model(model.to(device), val_set, cfg, device)
 
