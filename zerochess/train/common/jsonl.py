@@ -1,8 +1,8 @@
 """JSON Lines files (one JSON object per line): metrics, evaluation games, ratings.
 
-Appends are plain appends (a kill can at worst cut the last line, which ``read_jsonl``
-skips only if empty: such a file is reported by its reader); a rewrite that drops records
-(a resumed run logging an interrupted stretch again) is atomic.
+Appends are plain appends (a kill can at worst cut the last line short, and reading such a
+file fails on that line rather than guessing); a rewrite that drops records (a resumed run
+logging an interrupted stretch again) is atomic.
 """
 
 from __future__ import annotations
