@@ -118,6 +118,9 @@ def main() -> None:
     ap.add_argument("--heads", type=int, default=4)
     ap.add_argument("--init-from", type=Path, default=None, help="warm start from a checkpoint")
     ap.add_argument("--minutes", type=float, default=20.0)
+    ap.add_argument("--steps", type=int, default=None,
+                    help="fixed number of steps instead of the --minutes probe (a probe on a "
+                         "busy machine undercounts)")
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--threads", type=int, default=1)
@@ -139,7 +142,7 @@ def main() -> None:
                              {"params": rest, "weight_decay": 0.0}], lr=a.lr, betas=(0.9, 0.95))
     rng = np.random.default_rng(a.seed)
     state_path = a.out / "resume.pt"
-    step, total, spent, best = 0, None, 0.0, math.inf
+    step, total, spent, best = 0, a.steps, 0.0, math.inf
     if state_path.exists():
         s = torch.load(state_path, weights_only=False)
         model.load_state_dict(s["model"]), opt.load_state_dict(s["opt"])

@@ -143,12 +143,13 @@ def test_a_pgn_source_labels_every_position_of_its_games(tmp_path):
 def test_resume_after_sigkill_reproduces_the_uninterrupted_data_set(tmp_path):
     args = ["--depth", "3", "--multipv", "3", "--games", "6", "--games-per-chunk", "1",
             "--max-plies", "16", "--val-every", "3", "--seed", "5", "--teacher", STOCKFISH]
-    code = "from zerochess.train.data.label_cli import label; label()"
+    code = "from zerochess.cli import main; main()"
+    args = ["train", "label", *args]
     whole = tmp_path / "whole"
-    subprocess.run([sys.executable, "-c", code, "--out", str(whole), *args], check=True,
+    subprocess.run([sys.executable, "-c", code, *args, "--out", str(whole)], check=True,
                    capture_output=True)
     killed = tmp_path / "killed"
-    proc = subprocess.Popen([sys.executable, "-c", code, "--out", str(killed), *args],
+    proc = subprocess.Popen([sys.executable, "-c", code, *args, "--out", str(killed)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     deadline = time.monotonic() + 120
@@ -157,7 +158,7 @@ def test_resume_after_sigkill_reproduces_the_uninterrupted_data_set(tmp_path):
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     assert json.loads((killed / "metadata.json").read_text())["status"] == "in-progress"
-    subprocess.run([sys.executable, "-c", code, "--out", str(killed), *args], check=True,
+    subprocess.run([sys.executable, "-c", code, *args, "--out", str(killed)], check=True,
                    capture_output=True)
     assert checksums(killed) == checksums(whole)
 

@@ -179,5 +179,7 @@ def report(run_dir):
 # -- commands that live with their code ---------------------------------------------------
 from zerochess.train.selfplay.cli import selfplay  # noqa: E402
 
+from zerochess.train.data.label_cli import label  # noqa: E402
+
 train.add_command(selfplay)
-# (the teacher labeller's `label` command goes here: train.add_command(label))
+train.add_command(label)

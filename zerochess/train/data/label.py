@@ -36,7 +36,6 @@ import os
 import shutil
 import time
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
@@ -47,13 +46,11 @@ import numpy as np
 
 from zerochess.engine.board import Board
 from zerochess.engine.encoding import encode_board, legal_move_indices, move_to_index
-from zerochess.train.data.format import (ShardError, load_shard, remove_partial, write_json_atomic,
-                                         write_shard)
+from zerochess.train.data.dataset import (finish_dataset, open_dataset, shard_entry,
+                                          write_metadata)
+from zerochess.train.data.format import load_shard, write_shard
 from zerochess.train.data.teacher import (Teacher, TeacherConfig, TeacherFailure, line_wdl,
                                           policy_target)
-
-DATASET_FORMAT = "zerochess-dataset"
-DATASET_VERSION = 1
 
 
 @dataclass
@@ -306,18 +303,6 @@ def _make_chunk(job: tuple) -> ChunkStats:
 
 # -- the data set ----------------------------------------------------------------------
 
-def _read_metadata(path: Path) -> dict | None:
-    if not path.exists():
-        return None
-    try:
-        meta = json.loads(path.read_text())
-    except (OSError, ValueError) as e:
-        raise ShardError(path, f"unreadable data set metadata: {e}") from e
-    if not isinstance(meta, dict) or meta.get("format") != DATASET_FORMAT:
-        raise ShardError(path, "not a zerochess data set")
-    return meta
-
-
 def _chunk_done(out: Path, chunk: int, games: int) -> bool:
     """Both shards of the chunk exist and cover its ``games`` games."""
     for name in chunk_names(chunk):
@@ -395,22 +380,11 @@ def label(cfg: LabelConfig, out: str | os.PathLike, workers: int = 1,
     Running again with the same settings after a kill makes only the missing chunks; other
     settings on an existing directory are refused rather than mixed."""
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    meta_path = out / "metadata.json"
-    meta = _read_metadata(meta_path)
-    if meta is not None and meta.get("settings") != cfg.settings():
-        raise ShardError(meta_path, "the directory holds a data set made with other settings; "
-                         "choose another --out")
     positions = None if cfg.source == "games" else read_positions_file(cfg.source)
     openings = read_positions_file(cfg.openings) if (cfg.openings and cfg.source == "games") else None
     n_games = _game_count(cfg, positions)
     n_chunks = max(1, math.ceil(n_games / cfg.games_per_chunk))
-    if meta is None:
-        meta = {"format": DATASET_FORMAT, "format_version": DATASET_VERSION,
-                "status": "in-progress", "settings": cfg.settings(),
-                "created": datetime.now(timezone.utc).isoformat(timespec="seconds")}
-        write_json_atomic(meta_path, meta)
-    remove_partial(out)
+    meta = open_dataset(out, cfg.settings())
     todo = []
     for c in range(n_chunks):
         if not _chunk_done(out, c, min(cfg.games_per_chunk, n_games - c * cfg.games_per_chunk)):
@@ -419,7 +393,7 @@ def label(cfg: LabelConfig, out: str | os.PathLike, workers: int = 1,
             todo.append(c)
     if todo and meta.get("status") != "in-progress":  # growing a finished data set
         meta["status"] = "in-progress"
-        write_json_atomic(meta_path, meta)
+        write_metadata(out, meta)
     t0 = time.perf_counter()
     done: list[ChunkStats] = []
     jobs = [(cfg, c, str(out), n_games, positions, openings) for c in todo]
@@ -448,11 +422,9 @@ def label(cfg: LabelConfig, out: str | os.PathLike, workers: int = 1,
     shards, totals = {}, {"train": 0, "val": 0}
     for c in range(n_chunks):
         for name in chunk_names(c):
-            sh = load_shard(out / name, verify=False)
-            shards[name] = {"split": sh.split, "samples": len(sh), "games": int(sh.header["games"])}
-            totals[sh.split] += len(sh)
-    meta.update({"games": n_games, "shards": shards, "samples": totals, "status": "complete",
-                 "completed": datetime.now(timezone.utc).isoformat(timespec="seconds")})
+            shards[name] = shard_entry(load_shard(out / name, verify=False))
+            totals[shards[name]["split"]] += shards[name]["samples"]
+    meta.update({"games": n_games, "samples": totals})
     if done:  # timing of this run (a resumed run times only the chunks it made)
         made = sum(s.positions for s in done)
         busy = sum(s.wall_seconds for s in done)
@@ -463,5 +435,4 @@ def label(cfg: LabelConfig, out: str | os.PathLike, workers: int = 1,
             if busy else None,
             "teacher_failures": sum(s.failures for s in done),
             "positions_skipped": sum(s.skipped for s in done)}
-    write_json_atomic(meta_path, meta)
-    return meta
+    return finish_dataset(out, meta, shards)
