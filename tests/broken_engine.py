@@ -12,34 +12,45 @@ import sys
 
 import chess
 
-mode = sys.argv[1] if len(sys.argv) > 1 else "hang"
-board = chess.Board()
-for line in sys.stdin:
-    words = line.split()
-    if not words:
-        continue
-    if words[0] == "uci" and mode != "mute":
-        print(f"id name broken-{mode}\nuciok", flush=True)
-    elif words[0] == "isready":
-        print("readyok", flush=True)
-    elif words[0] == "position":
-        moves = words[words.index("moves") + 1:] if "moves" in words else []
-        if words[1] == "startpos":
-            board = chess.Board()
-        else:
-            end = words.index("moves") if "moves" in words else len(words)
-            board = chess.Board(" ".join(words[2:end]))
-        for uci in moves:
-            board.push_uci(uci)
-    elif words[0] == "go":
-        if mode == "crash":
-            sys.exit(3)
-        elif mode == "illegal":
-            print("bestmove e2e5", flush=True)
-        elif mode == "none":
-            print("bestmove (none)", flush=True)
-        elif mode == "first":
-            print(f"bestmove {min(m.uci() for m in board.legal_moves)}", flush=True)
-        # hang: say nothing
-    elif words[0] == "quit":
-        break
+def apply_position(words: list[str]) -> chess.Board:
+    """The board of a ``position startpos|fen ... [moves ...]`` command (split in words)."""
+    moves = words[words.index("moves") + 1:] if "moves" in words else []
+    if words[1] == "startpos":
+        board = chess.Board()
+    else:
+        end = words.index("moves") if "moves" in words else len(words)
+        board = chess.Board(" ".join(words[2:end]))
+    for uci in moves:
+        board.push_uci(uci)
+    return board
+
+
+def main() -> None:
+    mode = sys.argv[1] if len(sys.argv) > 1 else "hang"
+    board = chess.Board()
+    for line in sys.stdin:
+        words = line.split()
+        if not words:
+            continue
+        if words[0] == "uci" and mode != "mute":
+            print(f"id name broken-{mode}\nuciok", flush=True)
+        elif words[0] == "isready":
+            print("readyok", flush=True)
+        elif words[0] == "position":
+            board = apply_position(words)
+        elif words[0] == "go":
+            if mode == "crash":
+                sys.exit(3)
+            elif mode == "illegal":
+                print("bestmove e2e5", flush=True)
+            elif mode == "none":
+                print("bestmove (none)", flush=True)
+            elif mode == "first":
+                print(f"bestmove {min(m.uci() for m in board.legal_moves)}", flush=True)
+            # hang: say nothing
+        elif words[0] == "quit":
+            break
+
+
+if __name__ == "__main__":
+    main()

@@ -11,11 +11,11 @@ from zero again, so a retry of the same position succeeds.
 
 import sys
 
-import chess
+from broken_engine import apply_position  # this directory is on sys.path when run as a script
 
 mode = sys.argv[1] if len(sys.argv) > 1 else "crash"
 every = int(sys.argv[2]) if len(sys.argv) > 2 else 5
-board = chess.Board()
+board = apply_position(["position", "startpos"])
 multipv = 1
 goes = 0
 for line in sys.stdin:
@@ -31,14 +31,7 @@ for line in sys.stdin:
     elif words[:3] == ["setoption", "name", "MultiPV"]:
         multipv = int(words[-1])
     elif words[0] == "position":
-        moves = words[words.index("moves") + 1:] if "moves" in words else []
-        if words[1] == "startpos":
-            board = chess.Board()
-        else:
-            end = words.index("moves") if "moves" in words else len(words)
-            board = chess.Board(" ".join(words[2:end]))
-        for uci in moves:
-            board.push_uci(uci)
+        board = apply_position(words)
     elif words[0] == "go":
         goes += 1
         if goes % every == 0:

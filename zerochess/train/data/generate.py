@@ -16,7 +16,6 @@ run that was killed restarts by generating only the shards that do not exist yet
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import os
 import time
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from typing import Callable
 
 import numpy as np
 
+from zerochess.train.common.pool import map_jobs
 from zerochess.train.data.dataset import finish_dataset, open_dataset, open_shard, shard_entry
 from zerochess.train.data.format import row_normalized, write_shard
 from zerochess.train.data.legacy import one_hot_wdl
@@ -153,23 +153,10 @@ def generate(cfg: GenerateConfig, out: str | os.PathLike, workers: int = 1,
     t0 = time.perf_counter()
     busy = 0.0
     jobs = [(cfg, s, str(out)) for s in todo]
-    if workers <= 1 or len(jobs) <= 1:
-        results = map(_make_shard, jobs)
-        pool = None
-    else:
-        # fork where the platform has it (fast start); spawn elsewhere (Windows).
-        method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
-        pool = mp.get_context(method).Pool(min(workers, len(jobs)))
-        results = pool.imap_unordered(_make_shard, jobs)
-    try:
-        for _, n_games, seconds in results:
-            busy += seconds
-            if progress:
-                progress(n_games)
-    finally:
-        if pool is not None:
-            pool.terminate()
-            pool.join()
+    for _, n_games, seconds in map_jobs(_make_shard, jobs, workers):
+        busy += seconds
+        if progress:
+            progress(n_games)
     wall = time.perf_counter() - t0
     meta.update(summarize(out, cfg))
     if todo:  # timing of this run (a resumed run times only the shards it made)

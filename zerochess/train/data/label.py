@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import json
 import math
-import multiprocessing as mp
 import os
 import shutil
 import time
@@ -46,6 +45,7 @@ import numpy as np
 
 from zerochess.engine.board import Board
 from zerochess.engine.encoding import encode_board, legal_move_indices, move_to_index
+from zerochess.train.common.pool import map_jobs
 from zerochess.train.data.dataset import (finish_dataset, open_dataset, shard_entry,
                                           write_metadata)
 from zerochess.train.data.format import load_shard, write_shard
@@ -397,24 +397,13 @@ def label(cfg: LabelConfig, out: str | os.PathLike, workers: int = 1,
     t0 = time.perf_counter()
     done: list[ChunkStats] = []
     jobs = [(cfg, c, str(out), n_games, positions, openings) for c in todo]
-    pool = None
-    if workers <= 1 or len(jobs) <= 1:
-        _worker_init(cfg.teacher)
-        results = map(_make_chunk, jobs)
-    else:
-        method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
-        pool = mp.get_context(method).Pool(min(workers, len(jobs)), _worker_init, (cfg.teacher,))
-        results = pool.imap_unordered(_make_chunk, jobs)
     try:
-        for st in results:
+        for st in map_jobs(_make_chunk, jobs, workers, _worker_init, (cfg.teacher,)):
             done.append(st)
             if progress:
                 progress(st)
-    finally:
-        if pool is not None:
-            pool.terminate()
-            pool.join()
-        elif _WORKER.get("teacher") is not None:
+    finally:  # the teacher of a run in this process (pool workers' end with their process)
+        if _WORKER.get("teacher") is not None:
             _WORKER["teacher"].close()
             _WORKER["teacher"] = None
     wall = time.perf_counter() - t0
