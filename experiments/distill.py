@@ -26,6 +26,7 @@ import torch
 
 from zerochess.engine.checkpoint import load_checkpoint, save_checkpoint
 from zerochess.engine.network import NetworkConfig, build_model
+from zerochess.train.data.batches import csr_rows
 from zerochess.train.data.format import load_shard
 from zerochess.train.losses import illegal_penalty, legal_log_softmax
 
@@ -62,8 +63,7 @@ class Packed:
 
     def _dense(self, csr, rows, dtype):
         off, idx, val = csr
-        lens = off[rows + 1] - off[rows]
-        flat = np.repeat(off[rows] - np.cumsum(lens) + lens, lens) + np.arange(lens.sum())
+        flat, lens = csr_rows(off, rows)
         r = np.repeat(np.arange(len(rows)), lens)
         out = np.zeros((len(rows), P), dtype)
         out[r, idx[flat]] = val[flat] if val is not None else True

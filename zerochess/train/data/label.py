@@ -46,6 +46,7 @@ import numpy as np
 from zerochess.engine.board import Board
 from zerochess.engine.encoding import encode_board, legal_move_indices, move_to_index
 from zerochess.train.common.pool import map_jobs
+from zerochess.train.data.batches import csr_rows
 from zerochess.train.data.dataset import (finish_dataset, open_dataset, shard_entry,
                                           write_metadata)
 from zerochess.train.data.format import load_shard, write_shard
@@ -359,10 +360,7 @@ def _subset(a: dict[str, np.ndarray], keep: np.ndarray) -> dict[str, np.ndarray]
         out[name] = v[rows]
     for off, idx, vals in (("policy_offsets", "policy_indices", ("policy_weights",)),
                            ("legal_offsets", "legal_indices", ())):
-        o = a[off]
-        lens = o[rows + 1] - o[rows]
-        flat = np.concatenate([np.arange(o[r], o[r + 1]) for r in rows]) if len(rows) else \
-            np.empty(0, np.int64)
+        flat, lens = csr_rows(a[off], rows)
         out[off] = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
         out[idx] = a[idx][flat]
         for v in vals:
