@@ -70,9 +70,11 @@ a killed writer leaves at most a ``*.tmp-*`` directory, which ``remove_partial``
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import shutil
+import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -81,6 +83,7 @@ import numpy as np
 from zerochess.train.common.atomic import temporary_name, write_json_atomic
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "Shard", "ShardError", "load_shard", "remove_partial",
+           "pack_shard", "unpack_shard",
            "row_normalized", "validate", "write_json_atomic", "write_shard"]
 
 FORMAT = "zerochess-data"
@@ -352,6 +355,45 @@ def load_shard(path: str | os.PathLike, verify: bool = True) -> Shard:
     if n != int(header.get("samples", -1)) or g != int(header.get("games", -1)):
         raise ShardError(path / "shard.json", "sample or game count differs from the arrays")
     return Shard(path, header, arrays)
+
+
+def pack_shard(path: str | os.PathLike) -> bytes:
+    """A written shard as one byte string (an uncompressed tar of its files), so that it can
+    travel where no filesystem is shared (a Ray actor's result, a process queue)."""
+    path = Path(path)
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w") as tar:
+        for f in sorted(path.iterdir()):
+            tar.add(f, arcname=f.name, recursive=False)
+    return out.getvalue()
+
+
+def unpack_shard(blob: bytes, path: str | os.PathLike) -> Shard:
+    """Write a ``pack_shard`` byte string as shard ``path``, atomically, and return it loaded
+    with every checksum verified: a shard damaged in transit fails here with ShardError and
+    leaves nothing behind."""
+    path = Path(path)
+    if path.exists():
+        raise ShardError(path, "a shard of that name already exists")
+    tmp = temporary_name(path)
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    try:
+        try:
+            with tarfile.open(fileobj=io.BytesIO(blob), mode="r") as tar:
+                for member in tar.getmembers():
+                    name = member.name
+                    if not member.isfile() or "/" in name or name in ("", ".", ".."):
+                        raise ShardError(path, f"packed shard holds an unexpected entry {name!r}")
+                    (tmp / name).write_bytes(tar.extractfile(member).read())
+        except tarfile.TarError as e:
+            raise ShardError(path, f"packed shard is not readable ({e})") from e
+        load_shard(tmp, verify=True)
+        os.rename(tmp, path)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return load_shard(path, verify=False)
 
 
 def remove_partial(directory: str | os.PathLike) -> list[Path]:

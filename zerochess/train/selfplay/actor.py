@@ -25,8 +25,8 @@ from typing import Callable, Optional
 import numpy as np
 
 from zerochess.engine import Board, Status, encode_board, move_to_index
-from zerochess.search.forest import playout_cap, run_many
-from zerochess.search.mcts import Batch
+from zerochess.search.forest import add_dirichlet_noise, playout_cap, run_many
+from zerochess.search.mcts import Batch, run_round
 from zerochess.search.tree import Tree
 from zerochess.search.tt import TranspositionTable
 from zerochess.train.data.format import END_RESIGNED, END_TRUNCATED
@@ -105,7 +105,10 @@ class _Game:
         self.positions: list[tuple] = []
         self.low_streak = {WHITE: 0, BLACK: 0}
         self.would_resign: Optional[bool] = None
-        self.full = False
+        self.full = False            # the search in flight (or just ended) is a full one
+        self.searching = False       # a search for the side to move is in flight
+        self.noise_pending = False   # mix root noise in once the root is expanded
+        self.stuck = False           # the last round found nothing to expand
 
     def side_to_move(self) -> Side:
         if self.opponent is None or self.board.turn == self.main_color:
@@ -139,7 +142,10 @@ class Actor:
         self.rng = rng
         self.next_index = game_index0
         self.main_trees = [Tree(self.params, main.tt) for _ in range(cfg.games_per_worker)]
-        self.search_seconds = 0.0   # wall time inside run_many (network included)
+        self.slots: list[Optional[_Game]] = [None] * cfg.games_per_worker
+        self.ready: list[FinishedGame] = []   # ended, not yet handed out by play()
+        self.play_seconds = 0.0     # wall time inside play()
+        self.search_seconds = 0.0   # wall time inside the search core (network included)
         self.rounds = 0
         self.nodes = 0
         self.plies = 0              # moves searched and played, games in flight included
@@ -220,8 +226,120 @@ class Actor:
             return self._finish(game, 0, END_TRUNCATED)
         return None
 
-    def play(self, n_games: int, on_game: Callable[[FinishedGame], None]) -> None:
+    # -- playing ---------------------------------------------------------------------
+    def set_main(self, main: Side) -> None:
+        """Play on with another trained network (a newly promoted best): games in flight
+        keep their moves and recorded positions, and the new network's fresh trees search
+        their next moves (a search in flight for the old network is dropped)."""
+        if main.name == self.main.name:
+            return
+        old = self.main
+        self.main = main
+        self.main_trees = [Tree(self.params, main.tt) for _ in range(self.cfg.games_per_worker)]
+        for s, game in enumerate(self.slots):
+            if game is None:
+                continue
+            if game.side_to_move() is old:
+                game.searching = False
+            del game.trees[old.name]
+            game.main = main
+            game.trees[main.name] = self.main_trees[s]
+
+    def set_opponents(self, opponents: list[Side]) -> None:
+        """New games draw their pool opponent from ``opponents``; games in flight keep theirs."""
+        self.opponents = list(opponents)
+
+    def play(self, n_games: int, on_game: Callable[[FinishedGame], None],
+             max_started: Optional[int] = None) -> None:
+        """Play until ``n_games`` more games have ended, calling ``on_game`` for each.
+
+        Asynchronous (the default): every game has its own search in flight, and each
+        round gathers leaves from all of them into one evaluator call per network; a game
+        whose search is complete plays its move and starts its next search in the very next
+        round, so fast and full searches, finished games and new games never leave the batch
+        half empty. Games still in flight when ``n_games`` have ended stay in their slots
+        and go on at the next call (an actor's chunks follow each other without a tail).
+        ``max_started`` caps the games this actor ever starts (a fixed number of games:
+        the last ones then drain). ``cfg.search_schedule == "rounds"`` keeps the older
+        round-synchronous schedule."""
+        if self.cfg.search_schedule == "rounds":
+            self._play_rounds(n_games, on_game)
+            return
         cfg = self.cfg
+        ready = self.ready  # games that ended beyond the last call's n_games come first
+        t_start = time.perf_counter()
+        while len(ready) < n_games:
+            for s in range(len(self.slots)):
+                while self.slots[s] is None and (max_started is None
+                                                 or self.next_index < max_started):
+                    game = self._new_game(s)
+                    self._random_opening(game)
+                    done = self._check_end(game)
+                    if done is None:
+                        self.slots[s] = game
+                    else:
+                        ready.append(done)
+                game = self.slots[s]
+                if game is not None and not game.searching:
+                    self._start_search(game)
+            live = [g for g in self.slots if g is not None]
+            if not live:
+                break  # max_started reached and every game ended
+            groups: dict[str, list[_Game]] = {}
+            for game in live:
+                groups.setdefault(game.side_to_move().name, []).append(game)
+            t0 = time.perf_counter()
+            for games in groups.values():
+                side = games[0].side_to_move()
+                leaves = run_round([g.tree() for g in games], side.evaluator, side.batch,
+                                   cfg.leaves_per_tree)
+                self.rounds += 1
+                if leaves == 0:  # nothing left to expand anywhere (run_many stops there too)
+                    for g in games:
+                        g.stuck = True
+            self.search_seconds += time.perf_counter() - t0
+            for s, game in enumerate(self.slots):
+                if game is None:
+                    continue
+                tree = game.tree()
+                if game.noise_pending and tree.root_expanded:
+                    self._add_noise(tree)
+                    game.noise_pending = False
+                if tree.done or game.stuck:
+                    game.searching = game.stuck = False
+                    done = self._after_search(game, game.full)
+                    if done is not None:
+                        ready.append(done)
+                        self.slots[s] = None
+        self.play_seconds += time.perf_counter() - t_start
+        delivered, self.ready = ready[:n_games], ready[n_games:]
+        for done in delivered:
+            on_game(done)
+
+    def _add_noise(self, tree: Tree) -> None:
+        p = self.params
+        add_dirichlet_noise(tree, self.rng, p.dirichlet_alpha, p.dirichlet_fraction)
+
+    def _start_search(self, game: _Game) -> None:
+        nodes, full = playout_cap(self.params, self.rng)
+        tree = game.tree()
+        tree.set_position(game.board)
+        tree.begin(nodes)
+        self.nodes += nodes
+        game.full = full
+        game.searching = True
+        game.noise_pending = full
+        if full and tree.root_expanded:  # a reused subtree: noise before the search proper
+            self._add_noise(tree)
+            game.noise_pending = False
+
+    def _play_rounds(self, n_games: int, on_game: Callable[[FinishedGame], None]) -> None:
+        """The round-synchronous schedule: every game searches once per round and the round
+        ends with the slowest search (batch fill falls as fast searches finish); plays
+        exactly ``n_games`` games and lets the last ones drain. Kept as the baseline of
+        benchmarks/bench_actors.py."""
+        cfg = self.cfg
+        t_start = time.perf_counter()
         started = 0
         slots: list[Optional[_Game]] = [None] * min(cfg.games_per_worker, n_games)
         while True:
@@ -241,7 +359,7 @@ class Actor:
             active = [(s, g) for s, g in enumerate(slots) if g is not None]
             if not active:
                 if started >= n_games:
-                    return
+                    break
                 continue
             # One search per game, grouped by the network to move.
             caps = [playout_cap(self.params, self.rng) for _ in active]
@@ -263,3 +381,4 @@ class Actor:
                 if done is not None:
                     on_game(done)
                     slots[s] = None
+        self.play_seconds += time.perf_counter() - t_start

@@ -24,7 +24,12 @@ import click
               help="Actor processes (overrides --config; 1 = in this process).")
 @click.option("--iterations", type=click.IntRange(min=1), default=None,
               help="Stop after this iteration (overrides --config; raise it to continue a run).")
-def selfplay(init, out, config_file, device, workers, iterations):
+@click.option("--backend", type=click.Choice(["auto", "in-process", "processes", "ray"]),
+              default=None, help="Where the actors run (overrides --config; docs/selfplay.md).")
+@click.option("--address", default=None,
+              help="Ray backend: join this cluster (auto or HOST:PORT) instead of starting a "
+                   "local one on 127.0.0.1.")
+def selfplay(init, out, config_file, device, workers, iterations, backend, address):
     """Self-play reinforcement: actors -> learner -> gating, iterated, in OUT."""
     from tqdm import tqdm
 
@@ -36,7 +41,10 @@ def selfplay(init, out, config_file, device, workers, iterations):
 
     try:
         cfg = SelfPlayConfig.from_file(config_file) if config_file else SelfPlayConfig()
-        cfg = cfg.replace(device=device, workers=workers, iterations=iterations)
+        cfg = cfg.replace(device=device, workers=workers, iterations=iterations, backend=backend,
+                          ray_address=address)
+        if address is not None and cfg.backend != "ray":
+            raise ValueError("--address is for the ray backend (add --backend ray)")
         run = SelfPlayRun(cfg, out, init)
     except (ValueError, ShardError, SelfPlayError, CheckpointError) as e:
         raise click.ClickException(str(e)) from e
@@ -54,7 +62,7 @@ def selfplay(init, out, config_file, device, workers, iterations):
             bar = tqdm(total=d["total"], initial=d["done"], unit="game", file=sys.stderr,
                        desc=f"it {d['iteration']} self-play", dynamic_ncols=True)
         elif event == "game":
-            bar.update(1)
+            bar.update(d.get("new", 1))
             bar.set_postfix({"games/h": f"{d['games_per_hour']:.0f}",
                              "pos/s": f"{d['positions_per_s']:.1f}",
                              "fill": f"{d['batch_fill']:.2f}",

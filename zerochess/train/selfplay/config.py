@@ -29,7 +29,32 @@ class SelfPlayConfig(ConfigFile):
     games_per_iteration: int = 500
     """Self-play games per iteration, split over the workers (seed: 500)."""
     workers: int = 1
-    """Actor processes; 1 runs in the main process (tests, debugging)."""
+    """Actors (each keeps games_per_worker games going with one evaluator)."""
+    backend: str = "auto"
+    """Where the actors run (zerochess.train.selfplay.backends): "in-process" (threads of
+    the driver: tests, debugging), "processes" (one process each on this machine), "ray"
+    (Ray actors on a cluster, docs/selfplay.md), or "auto": in-process for one worker,
+    else processes."""
+    ray_address: str = ""
+    """Ray backend: the cluster to join ("auto", "HOST:PORT"); empty starts a local one on
+    127.0.0.1 with the dashboard off."""
+    gpu_workers: int = 0
+    """Ray backend: this many of the actors ask Ray for a GPU each (num_gpus=1) and run
+    their network on it; the others ask for `threads` CPUs, so one run uses a mixed cluster."""
+    actor_restarts: int = 3
+    """An actor that dies (killed, crashed, its node lost) is replaced this many times per
+    actor slot; its chunk in flight is lost and replayed by the others."""
+    actor_lookahead: int = 1
+    """Iterations the actors may play ahead of the learner (AlphaZero's continuous
+    training): with 1, iteration i+1's games are played with the current best network
+    while the learner trains iteration i and the gate runs; 0 takes turns (actors wait for
+    learner and gate). Either way every iteration trains steps_per_iteration steps on the
+    window after its own games_per_iteration games, which holds the ratio of training
+    samples to new positions (KataGo, muzero-general)."""
+    search_schedule: str = "async"
+    """"async": each game's next search starts as soon as its last one ends, so evaluator
+    batches stay full; "rounds": all games search once per round and wait for the slowest
+    (the older schedule; benchmarks/bench_actors.py compares them)."""
     games_per_worker: int = 256
     """Concurrent games in one worker: one evaluator call holds leaves of all of them."""
     leaves_per_tree: int = 8
@@ -156,6 +181,11 @@ class SelfPlayConfig(ConfigFile):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive, got {getattr(self, name)!r}")
         self.check_choice("illegal_penalty", ("mass", "log"))
+        self.check_choice("backend", ("auto", "in-process", "processes", "ray"))
+        self.check_choice("search_schedule", ("async", "rounds"))
+        for name in ("gpu_workers", "actor_restarts", "actor_lookahead"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)!r}")
         for name in ("full_search_probability", "dirichlet_fraction", "random_opening_prob",
                      "no_resign_fraction", "self_play_ratio", "promote_score", "min_lr_ratio"):
             if not 0.0 <= getattr(self, name) <= 1.0:
@@ -204,4 +234,14 @@ class SelfPlayConfig(ConfigFile):
 
 #: Fields a restart may change without changing what the run is (resources, budgets).
 RESUMABLE_CHANGES = frozenset({"iterations", "device", "threads", "workers", "games_per_worker",
-                               "eval_concurrency"})
+                               "eval_concurrency", "backend", "ray_address", "gpu_workers",
+                               "actor_restarts", "actor_lookahead", "search_schedule"})
+
+BACKENDS = ("in-process", "processes", "ray")
+
+
+def resolved_backend(cfg: SelfPlayConfig) -> str:
+    """The backend "auto" stands for: in-process for one worker, else processes."""
+    if cfg.backend != "auto":
+        return cfg.backend
+    return "in-process" if cfg.workers == 1 else "processes"

@@ -3,13 +3,20 @@
 Each iteration runs three phases, and RUN_DIR/state.json (written atomically) records which
 one is under way::
 
-    actors  workers play games_per_iteration games with the best network (and the pool),
-            writing shards + PGN to games/ every games_per_shard games
+    actors  wait until the iteration's games_per_iteration games are in games/ (shards
+            + PGN, every games_per_shard games)
     learn   the learner trains steps_per_iteration steps on the replay window (the newest
             replay_window positions on disk) and writes checkpoints/itIIII.pt + learner.pt
     gate    the checkpoint plays the best at fixed nodes; >= 55% makes it the best; all
             evaluation games are refitted into ratings (elo.jsonl, elo.png); stagnation
             check
+
+The actors are not a phase of their own: a ``Fleet`` (fleet.py) keeps them playing the
+best network on the chosen backend (backends.py: threads, processes or a Ray cluster)
+while the learner trains and the gate runs, up to ``actor_lookahead`` iterations ahead
+(AlphaZero's continuous training; 0 takes turns). Every iteration still trains on the
+window after its own quota of games, which holds the ratio of training samples to new
+positions. Only this driver writes the run directory; actors send shards as bytes.
 
 Run directory::
 
@@ -28,7 +35,7 @@ Run directory::
 
 Resume: killed at any moment and started again with the same command, the loop reads
 state.json, deletes half-written ``*.tmp-*`` files and continues the phase it was in:
-the actors count the games already in this iteration's shards and play the rest (games in
+the fleet counts the games already in each iteration's shards and plays the rest (games in
 flight are lost); a learn phase whose checkpoint was already written is not repeated; an
 interrupted gate is played again from its start (its partial games are dropped first).
 """
@@ -146,21 +153,25 @@ class SelfPlayRun:
     # -- the loop ----------------------------------------------------------------------
     def run(self, progress: Optional[Progress] = None) -> dict:
         progress = progress or (lambda event, data: None)
+        fleet = None
         try:
+            fleet = self._start_fleet()
             while self.state["iteration"] <= self.base_cfg.iterations:
                 it = self.state["iteration"]
+                fleet.allow(it + self.cfg.actor_lookahead)
                 if self.state["phase"] == "actors":
-                    self.actors(it, progress)
+                    self.actors(it, fleet, progress)
                     self.state["phase"] = "learn"
                     self._save_state()
                 if self.state["phase"] == "learn":
-                    trained = self.learn(it, progress)
+                    trained = self.learn(it, progress, fleet)
                     self.state["phase"] = "gate" if trained else "done"
                     self._save_state()
                 if self.state["phase"] == "gate":
-                    self.gate(it, progress)
+                    self.gate(it, progress, fleet)
                     self.state["phase"] = "done"
                     self._save_state()
+                    fleet.set_networks(self.state["best"], self.state["pool"])
                 summary = {"iteration": it, "best": self.state["best"]["name"],
                            "games_total": self.state["games_total"],
                            "positions_total": self.state["positions_total"]}
@@ -169,10 +180,25 @@ class SelfPlayRun:
                 log.info("iteration %d done: %s", it, summary)
                 progress("iteration", summary)
         finally:
+            if fleet is not None:
+                fleet.close()
             self.close()
         return {"iteration": self.state["iteration"] - 1, "best": self.state["best"],
                 "games_total": self.state["games_total"],
                 "positions_total": self.state["positions_total"]}
+
+    def _start_fleet(self):
+        from zerochess.train.selfplay.backends import make_backend
+        from zerochess.train.selfplay.fleet import Fleet
+
+        cfg = self.cfg
+        fleet = Fleet(cfg, self.games_dir, make_backend(cfg))
+        fleet.set_networks(self.state["best"], self.state["pool"])
+        log.info("actors: %d on the %s backend, %d games in flight each, up to %d "
+                 "iteration(s) ahead of the learner", cfg.workers, fleet.backend.name,
+                 cfg.games_per_worker, cfg.actor_lookahead)
+        fleet.start()
+        return fleet
 
     # -- actors ------------------------------------------------------------------------
     def _games_done(self, it: int) -> tuple[int, int]:
@@ -185,52 +211,43 @@ class SelfPlayRun:
                 positions += len(sh)
         return games, positions
 
-    def actors(self, it: int, progress: Progress) -> dict:
-        from zerochess.train.selfplay.worker import WorkerJob
-
+    def actors(self, it: int, fleet, progress: Progress) -> dict:
+        """Wait until iteration ``it``'s games are written (the fleet's actors may have
+        played some of them already, during the previous learn and gate phases)."""
         cfg = self.cfg
-        done, _ = self._games_done(it)
-        todo = max(0, cfg.games_per_iteration - done)
+        done, _ = fleet.done(it)
         best = self.state["best"]
-        pool = [(p["iteration"], p["name"], p["path"]) for p in self.state["pool"]
-                if p["name"] != best["name"]]
-        k = min(cfg.workers, max(1, todo))
-        shares = [todo // k + (w < todo % k) for w in range(k)]
-        jobs = [WorkerJob(str(self.run_dir), it, w, n, best["path"], best["name"], pool,
-                          cfg.to_dict()) for w, n in enumerate(shares) if n > 0]
-        log.info("iteration %d actors: %d games to play (%d already in shards), %d workers, "
-                 "best %s, pool %s", it, todo, done, len(jobs), best["name"], [p[1] for p in pool])
-        progress("actors", {"iteration": it, "total": cfg.games_per_iteration, "done": done})
+        log.info("iteration %d actors: %d games to play (%d already in shards), %d %s actors, "
+                 "best %s, pool %s", it, max(0, cfg.games_per_iteration - done), done,
+                 cfg.workers, fleet.backend.name, best["name"],
+                 [p["name"] for p in self.state["pool"] if p["name"] != best["name"]])
+        progress("actors", {"iteration": it, "total": cfg.games_per_iteration,
+                            "done": min(done, cfg.games_per_iteration)})
         t0 = time.perf_counter()
-        tracker = _SpeedTracker(t0)
 
-        def report(msg: dict) -> None:
-            tracker.update(msg)
-            if msg["type"] == "game":
-                progress("game", {**tracker.figures(), "best": best["name"],
-                                  "best_elo": self._best_elo()})
+        def on_chunk(result) -> None:
+            progress("game", {**fleet.figures(), "new": result.counters.games,
+                              "best": best["name"], "best_elo": self._best_elo()})
 
-        if len(jobs) == 1 and cfg.workers == 1:
-            from zerochess.train.selfplay.worker import run_worker
-            finals = [run_worker(jobs[0], report)]
-        else:
-            finals = _run_processes(jobs, report)
-        figures = tracker.figures()
+        fleet.wait_iteration(it, on_chunk)
         games, positions = self._games_done(it)
-        stats = _merge_counters(finals)
         # Counted from the shards, so games written before a kill count once.
         self.state["games_total"] += games
         self.state["positions_total"] += positions
+        counters = fleet.counters_of(it).summary()
+        figures = fleet.figures()
         rec = {"type": "actors", "iteration": it, "games_in_iteration": games,
-               "positions_in_iteration": positions, **figures,
-               **{k: v for k, v in stats.items() if k not in figures}}
+               "positions_in_iteration": positions, "wait_s": time.perf_counter() - t0,
+               "backend": fleet.backend.name, **figures,
+               **{k: v for k, v in counters.items() if k not in figures}}
         self._emit(rec)
         log.info("iteration %d actors: %s", it, json.dumps(rec, sort_keys=True))
         return rec
 
     # -- learner -----------------------------------------------------------------------
-    def learn(self, it: int, progress: Progress) -> bool:
-        """Train on the window; False when the window is below min_replay (no checkpoint)."""
+    def learn(self, it: int, progress: Progress, fleet=None) -> bool:
+        """Train on the window; False when the window is below min_replay (no checkpoint).
+        The fleet's actors play on meanwhile (``actor_lookahead``)."""
         import torch
 
         from zerochess.train.common.optim import resolve_device
@@ -254,9 +271,12 @@ class SelfPlayRun:
         _drop_metrics_from(self.run_dir / "metrics.jsonl", it)
         progress("learn", {"iteration": it, "steps": cfg.steps_per_iteration, "window": len(window)})
         t0 = time.perf_counter()
+        if fleet is not None:
+            fleet.phase("learn")
         losses = learner.train(window, it, lambda k, out: progress("step", {"k": k, **out}),
                                metrics_path=self.run_dir / "metrics.jsonl")
         seconds = time.perf_counter() - t0
+        overlap = fleet.phase(None) if fleet is not None else {}
         meta = {**{k: v for k, v in learner.init_metadata.items() if k in ("preset", "supervise")},
                 "selfplay_iteration": it, "selfplay_step": learner.step,
                 "selfplay_init": self.init, "window_positions": len(window),
@@ -266,7 +286,8 @@ class SelfPlayRun:
         self.state["players"] = [p for p in self.state["players"] if p["name"] != player["name"]]
         self.state["players"].append(player)
         rec = {"type": "learn", "iteration": it, "window": len(window), "trained": True,
-               "steps": cfg.steps_per_iteration, "seconds": seconds, **losses}
+               "steps": cfg.steps_per_iteration, "seconds": seconds,
+               "actors_concurrent_share": overlap.get("actors_concurrent_share"), **losses}
         self._emit(rec)
         log.info("iteration %d learner: %s", it, json.dumps(rec, sort_keys=True))
         return True
@@ -276,7 +297,7 @@ class SelfPlayRun:
         h = self.state["best_history"]
         return h[-1] if h else None
 
-    def gate(self, it: int, progress: Progress) -> dict:
+    def gate(self, it: int, progress: Progress, fleet=None) -> dict:
         from zerochess.train.selfplay.elo_report import plot_elo
         from zerochess.train.selfplay.gating import (Player, append_games, drop_games_from,
                                                      evaluate, read_games)
@@ -299,8 +320,11 @@ class SelfPlayRun:
                           "candidate": cand.name, "best": best.name})
         t0 = time.perf_counter()
         rng = np.random.default_rng([cfg.seed, it, 11])
+        if fleet is not None:
+            fleet.phase("gate")
         result, records = evaluate(cand, best, pool, cfg, it, self.run_dir, rng,
                                    on_game=lambda g: progress("gate_game", {"result": g.result}))
+        overlap = fleet.phase(None) if fleet is not None else {}
         append_games(games_path, records)
         everything = read_games(games_path)
         names = [p["name"] for p in self.state["players"]]
@@ -326,6 +350,7 @@ class SelfPlayRun:
         append_jsonl(elo_path, line)
         plot_elo(self.run_dir)
         rec = {"type": "gate", "iteration": it, "seconds": time.perf_counter() - t0,
+               "actors_concurrent_share": overlap.get("actors_concurrent_share"),
                **{k: v for k, v in line.items() if k not in ("ratings", "time")}}
         self._emit(rec)
         log.info("iteration %d gate: %s scored %.3f (W/D/L %d/%d/%d) vs %s -> best %s "
@@ -347,91 +372,3 @@ class SelfPlayRun:
 def _drop_metrics_from(path: Path, iteration: int) -> None:
     """Learner records of an interrupted iteration (epoch = iteration) are logged again."""
     keep_jsonl(path, lambda r: r["epoch"] < iteration)
-
-
-class _SpeedTracker:
-    """Running speed figures over all workers (each report carries its worker's totals)."""
-
-    def __init__(self, t0: float) -> None:
-        self.t0 = t0
-        self.latest: dict[int, dict] = {}
-        self.games = self.positions = 0
-
-    def update(self, msg: dict) -> None:
-        if msg["type"] == "game":
-            self.games += 1
-            self.positions += msg["positions"]
-        if "wall_s" in msg:
-            self.latest[msg["worker"]] = msg
-
-    def figures(self) -> dict:
-        wall = max(1e-9, time.perf_counter() - self.t0)
-        ws = list(self.latest.values())
-        calls = sum(w["eval_calls"] for w in ws)
-        positions = sum(w["eval_positions"] for w in ws)
-        worker_wall = sum(w["wall_s"] for w in ws)
-        network = sum(w["network_s"] for w in ws)
-        capacity = max([w["batch_capacity"] for w in ws], default=1)
-        return {"games": self.games, "positions": self.positions,
-                "games_per_hour": 3600 * self.games / wall,
-                # from the workers' live counters, so games in flight count too
-                "positions_per_s": sum(w["recorded_positions"] for w in ws) / wall,
-                "plies_per_s": sum(w["searched_plies"] for w in ws) / wall,
-                "nodes_per_s": sum(w["nodes"] for w in ws) / wall,
-                "batch_fill": (positions / calls / capacity) if calls else 0.0,
-                "mean_batch": (positions / calls) if calls else 0.0,
-                "network_share": network / worker_wall if worker_wall else 0.0,
-                "outside_network_share": 1 - network / worker_wall if worker_wall else 0.0,
-                "wall_s": wall}
-
-
-def _merge_counters(finals: list[dict]) -> dict:
-    out: dict = {"ends": {}}
-    for f in finals:
-        for k, v in f.items():
-            if k == "ends":
-                for e, n in v.items():
-                    out["ends"][e] = out["ends"].get(e, 0) + n
-            elif isinstance(v, (int, float)) and k not in ("worker", "batch_capacity"):
-                out[k] = out.get(k, 0) + v
-    checked = out.get("false_resign_checked", 0)
-    out["false_resign_rate"] = out.get("false_resign", 0) / checked if checked else None
-    pool = out.get("pool_games", 0)
-    out["pool_score"] = out.get("pool_score", 0) / pool if pool else None
-    return out
-
-
-def _run_processes(jobs, report: Callable[[dict], None]) -> list[dict]:
-    """Run the jobs in spawned processes; forward their reports; stop all on an error."""
-    import multiprocessing as mp
-    import queue as queue_mod
-
-    from zerochess.train.selfplay.worker import worker_process
-
-    ctx = mp.get_context("spawn")
-    q = ctx.Queue()
-    procs = [ctx.Process(target=worker_process, args=(job, q), daemon=True) for job in jobs]
-    for p in procs:
-        p.start()
-    finals: dict[int, dict] = {}
-    try:
-        while len(finals) < len(jobs):
-            try:
-                msg = q.get(timeout=1.0)
-            except queue_mod.Empty:
-                dead = [p for p in procs if not p.is_alive() and p.exitcode not in (0, None)]
-                if dead:
-                    raise RuntimeError(f"actor worker exited with code {dead[0].exitcode}")
-                continue
-            if msg["type"] == "error":
-                raise RuntimeError(f"actor worker {msg['worker']} failed: {msg['error']}\n"
-                                   f"{msg['traceback']}")
-            report(msg)
-            if msg["type"] == "done":
-                finals[msg["worker"]] = msg
-    finally:
-        for p in procs:
-            if p.is_alive():
-                p.terminate()
-            p.join(timeout=10)
-    return [finals[k] for k in sorted(finals)]

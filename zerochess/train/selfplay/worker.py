@@ -1,18 +1,20 @@
-"""One actor worker: load the networks, play its share of an iteration's games, write shards.
+"""One actor: networks from bytes, games in flight, finished games as shard bytes.
 
-``run_worker(job, report)`` runs in the main process (``workers = 1``) or as the target of
-a spawned process. Finished games are written every ``games_per_shard`` games as shard
-``games/itIIII-wWW-cKKKK`` (the training-data format, source kind "selfplay", plus
-``games.pgn``; ``write_games`` lists its arrays), so a kill loses only games in flight and
-the unwritten chunk. ``report`` receives small dicts (one per
-finished game, and a final ``{"type": "done", ...}`` with the worker's counters).
+``ActorHost`` is what every actor backend runs (a driver thread, a spawned process, a Ray
+actor): ``play(ChunkTask, *network_bytes)`` plays the next ``games_per_shard`` games and
+returns them as a packed shard of the training-data format (source kind "selfplay", plus
+``games.pgn``; ``write_games`` lists its arrays), which the driver writes as
+``games/itIIII-wWW-cKKKK``. An actor writes only in its own temporary directory, so it needs
+no filesystem shared with the driver. ``run_worker`` plays a fixed number of games without
+a driver (tests, benchmarks).
 """
 
 from __future__ import annotations
 
 import io
+import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -23,6 +25,8 @@ from zerochess.train.data.legacy import one_hot_wdl
 from zerochess.train.data.replay import SHARD_RE, shard_name
 from zerochess.train.selfplay.actor import Actor, FinishedGame, Side, TimedEvaluator
 from zerochess.train.selfplay.config import SelfPlayConfig
+from zerochess.train.selfplay.reports import (ActorTotals, ChunkResult, ChunkTask, GameCounters,
+                                              NetworkRef)
 
 END_NAMES = {1: "checkmate", 2: "stalemate", 3: "insufficient material", 4: "fifty-move rule",
              5: "threefold repetition", 6: "truncated", 7: "resignation"}
@@ -131,108 +135,184 @@ def _load_side(path: str, name: str, iteration: int, cfg: SelfPlayConfig, hash_m
     return Side(name, TimedEvaluator(ev), iteration, hash_mb)
 
 
-def run_worker(job: WorkerJob, report: Callable[[dict], None]) -> dict:
-    """Play ``job.games`` games and write them as shards; return the worker's counters."""
-    import torch
+def describe_node() -> str:
+    """Where this actor runs: the host name, and the Ray node id inside a Ray actor."""
+    import socket
+    import sys
+
+    node = socket.gethostname()
+    ray = sys.modules.get("ray")
+    if ray is not None and ray.is_initialized():
+        node += f"/ray:{ray.get_runtime_context().get_node_id()[:8]}"
+    return node
+
+
+class ActorHost:
+    """One actor between tasks: its networks (loaded once per name from checkpoint bytes),
+    its ``Actor`` with the games in flight, and a private temporary directory, the only
+    place it writes. The same object runs in a driver thread, a spawned process or a Ray
+    actor (``zerochess.train.selfplay.backends``); ``play`` is its one remote method.
+
+    ``incarnation`` counts replacements of a dead actor in the same slot: it salts the
+    random generator, so a replacement does not replay the games of the one it replaces.
+    """
+
+    def __init__(self, actor_id: int, cfg: dict, incarnation: int = 0,
+                 chdir: bool = False) -> None:
+        import tempfile
+
+        import torch
+
+        self.actor_id = actor_id
+        self.incarnation = incarnation
+        self.cfg = SelfPlayConfig.from_dict(cfg)
+        torch.set_num_threads(self.cfg.threads)
+        self.workdir = Path(tempfile.mkdtemp(prefix=f"zerochess-actor{actor_id}-"))
+        if chdir:  # a process of its own: nothing relative can reach the driver's files
+            os.chdir(self.workdir)
+        self.node = describe_node()
+        self.rng = np.random.default_rng([self.cfg.seed, actor_id, incarnation, 5])
+        self.sides: dict[str, Side] = {}
+        self.pool_names: tuple[str, ...] = ()
+        self.actor: Actor | None = None
+        self.t0 = time.perf_counter()
+
+    def _side(self, ref: NetworkRef, blob: bytes, hash_mb: int) -> Side:
+        if ref.name not in self.sides:
+            path = self.workdir / f"network-{len(self.sides)}.pt"
+            path.write_bytes(blob)
+            try:
+                self.sides[ref.name] = _load_side(str(path), ref.name, ref.iteration, self.cfg,
+                                                  hash_mb)
+            finally:
+                path.unlink(missing_ok=True)
+        return self.sides[ref.name]
+
+    def _opponents(self, pool: list[tuple[NetworkRef, bytes]]) -> list[Side]:
+        """The pool networks this actor plays against (drawn again when the pool changes)."""
+        cfg = self.cfg
+        if not pool or not cfg.pool_opponents_per_worker or cfg.self_play_ratio >= 1:
+            return []
+        picks = self.rng.choice(len(pool), size=min(len(pool), cfg.pool_opponents_per_worker),
+                                replace=False)
+        return [self._side(*pool[i], 16) for i in sorted(picks)]
+
+    def _forget_unused(self) -> None:
+        used = {self.actor.main.name, *(o.name for o in self.actor.opponents)}
+        for game in self.actor.slots:
+            if game is not None and game.opponent is not None:
+                used.add(game.opponent.name)
+        for name in [n for n in self.sides if n not in used]:
+            del self.sides[name]
+
+    def play(self, task: ChunkTask, *blobs: bytes, max_started: int | None = None) -> ChunkResult:
+        """Play ``task.games`` more games with the task's networks (``blobs``: their
+        checkpoint bytes, in ``task.networks`` order) and return them as a packed shard."""
+        import shutil
+
+        from zerochess.train.data.format import pack_shard
+
+        if len(blobs) != len(task.networks):
+            raise ValueError(f"{len(blobs)} network blobs for {len(task.networks)} networks")
+        if task.games > self.cfg.games_per_shard:
+            raise ValueError(f"a chunk holds at most games_per_shard={self.cfg.games_per_shard} "
+                             f"games, not {task.games}")
+        main = self._side(task.best, blobs[0], 64)
+        pool = list(zip(task.pool, blobs[1:]))
+        names = tuple(r.name for r in task.pool)
+        if self.actor is None:
+            self.actor = Actor(self.cfg, main, self._opponents(pool), self.rng)
+        else:
+            self.actor.set_main(main)
+            if names != self.pool_names:
+                self.actor.set_opponents(self._opponents(pool))
+        self.pool_names = names
+        self._forget_unused()
+        finished: list[FinishedGame] = []
+        self.actor.play(task.games, finished.append, max_started)
+        counters = GameCounters()
+        for g in finished:
+            counters.add(_count(g))
+        for j, g in enumerate(finished):
+            g.index = game_index(task.iteration, task.actor, task.chunk * self.cfg.games_per_shard + j)
+        source = {"kind": "selfplay", "network": task.best.name, "network_name": task.best.name,
+                  "seed": self.cfg.seed, "search": {k: self.cfg.to_dict()[k] for k in (
+                      "full_search_nodes", "fast_search_nodes", "full_search_probability",
+                      "cpuct", "dirichlet_alpha", "dirichlet_fraction", "leaves_per_tree",
+                      "search_schedule")}}
+        info = {"iteration": task.iteration, "worker": task.actor, "chunk": task.chunk,
+                "node": self.node}
+        path = self.workdir / shard_name(task.iteration, task.actor, task.chunk)
+        write_games(path, finished, source, info, task.iteration)
+        try:
+            blob = pack_shard(path)
+        finally:
+            shutil.rmtree(path, ignore_errors=True)
+        return ChunkResult(task, blob, counters, self.totals())
+
+    def totals(self) -> ActorTotals:
+        a = self.actor
+        sides = list(self.sides.values())
+        return ActorTotals(
+            actor=self.actor_id, node=self.node, incarnation=self.incarnation,
+            wall_s=a.play_seconds if a else 0.0, search_s=a.search_seconds if a else 0.0,
+            network_s=sum(s.evaluator.seconds for s in sides),
+            eval_calls=sum(s.evaluator.calls for s in sides),
+            eval_positions=sum(s.evaluator.positions for s in sides),
+            batch_capacity=self.cfg.games_per_worker * self.cfg.leaves_per_tree,
+            nodes=a.nodes if a else 0, searched_plies=a.plies if a else 0,
+            recorded_positions=a.recorded if a else 0)
+
+    def close(self) -> None:
+        import shutil
+
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def _count(g: FinishedGame) -> GameCounters:
+    c = GameCounters(games=1, plies=len(g.moves), positions=len(g.positions),
+                     resigned=int(g.resigned is not None),
+                     ends={END_NAMES.get(g.end, str(g.end)): 1})
+    if g.false_resign >= 0:
+        c.false_resign_checked, c.false_resign = 1, g.false_resign
+    if g.opponent >= 0:
+        sign = 1 if g.main_color else -1
+        c.pool_games, c.pool_score = 1, (1 + sign * g.result) / 2
+    return c
+
+
+def run_worker(job: WorkerJob, report: Callable[[dict], None] | None = None) -> dict:
+    """Play ``job.games`` games with one ``ActorHost`` in this process and write them as
+    shards into ``job.run_dir``/games: the actor side of an iteration without a driver
+    (tests, benchmarks/bench_selfplay.py). Returns the game counters and the actor's
+    totals; ``report`` gets the same after every shard."""
+    from zerochess.train.data.format import unpack_shard
 
     cfg = SelfPlayConfig.from_dict(job.cfg)
-    torch.set_num_threads(cfg.threads)
     games_dir = Path(job.run_dir) / "games"
     games_dir.mkdir(parents=True, exist_ok=True)
     chunk = 1 + max([int(m.group(3)) for p in games_dir.iterdir()
                      if (m := SHARD_RE.match(p.name)) and int(m.group(1)) == job.iteration
                      and int(m.group(2)) == job.worker], default=-1)
-    rng = np.random.default_rng([cfg.seed, job.iteration, job.worker, chunk])
-    main = _load_side(job.best, job.best_name, -1, cfg, 64)
-    pool = list(job.pool)
-    opponents = []
-    if pool and cfg.pool_opponents_per_worker and cfg.self_play_ratio < 1:
-        picks = rng.choice(len(pool), size=min(len(pool), cfg.pool_opponents_per_worker),
-                           replace=False)
-        for i in sorted(picks):
-            it, name, path = pool[i]
-            opponents.append(_load_side(path, name, it, cfg, 16))
-    actor = Actor(cfg, main, opponents, rng)
-    pending: list[FinishedGame] = []
-    counters = {"games": 0, "plies": 0, "positions": 0, "resigned": 0, "false_resign_checked": 0,
-                "false_resign": 0, "pool_games": 0, "pool_score": 0.0, "shards": 0,
-                "ends": {}}
-    t0 = time.perf_counter()
-
-    def flush() -> None:
-        nonlocal chunk, pending
-        if not pending:
-            return
-        for j, g in enumerate(pending):
-            g.index = game_index(job.iteration, job.worker, chunk * cfg.games_per_shard + j)
-        source = {"kind": "selfplay", "network": job.best, "network_name": job.best_name,
-                  "seed": cfg.seed, "search": {k: cfg.to_dict()[k] for k in (
-                      "full_search_nodes", "fast_search_nodes", "full_search_probability",
-                      "cpuct", "dirichlet_alpha", "dirichlet_fraction", "leaves_per_tree")}}
-        info = {"iteration": job.iteration, "worker": job.worker, "chunk": chunk}
-        write_games(games_dir / shard_name(job.iteration, job.worker, chunk), pending, source,
-                    info, job.iteration)
-        counters["shards"] += 1
-        chunk += 1
-        pending = []
-
-    def on_game(g: FinishedGame) -> None:
-        pending.append(g)
-        c = counters
-        c["games"] += 1
-        c["plies"] += len(g.moves)
-        c["positions"] += len(g.positions)
-        c["resigned"] += g.resigned is not None
-        if g.false_resign >= 0:
-            c["false_resign_checked"] += 1
-            c["false_resign"] += g.false_resign
-        end = END_NAMES.get(g.end, str(g.end))
-        c["ends"][end] = c["ends"].get(end, 0) + 1
-        if g.opponent >= 0:
-            c["pool_games"] += 1
-            sign = 1 if g.main_color else -1
-            c["pool_score"] += (1 + sign * g.result) / 2
-        report({"type": "game", "worker": job.worker, "plies": len(g.moves),
-                "positions": len(g.positions), **_timing(actor, main, opponents, t0)})
-        if len(pending) >= cfg.games_per_shard:
-            flush()
-
-    actor.play(job.games, on_game)
-    flush()
-    counters.update(_timing(actor, main, opponents, t0))
-    counters["type"] = "done"
-    counters["worker"] = job.worker
-    report(counters)
-    return counters
-
-
-def _timing(actor: Actor, main: Side, opponents: list[Side], t0: float) -> dict:
-    sides = [main, *opponents]
-    return {"wall_s": time.perf_counter() - t0,
-            "search_s": actor.search_seconds,
-            "network_s": sum(s.evaluator.seconds for s in sides),
-            "eval_calls": sum(s.evaluator.calls for s in sides),
-            "eval_positions": sum(s.evaluator.positions for s in sides),
-            "nodes": actor.nodes,
-            "searched_plies": actor.plies,
-            "recorded_positions": actor.recorded,
-            "batch_capacity": actor.cfg.games_per_worker * actor.cfg.leaves_per_tree}
-
-
-def worker_process(job: WorkerJob, queue) -> None:
-    """Entry point of a spawned worker: reports and errors go through ``queue``."""
-    import os
-    import traceback
-
-    parent = os.getppid()
-
-    def report(msg: dict) -> None:
-        if os.getppid() != parent:  # the run was killed: stop instead of writing on
-            raise SystemExit(1)
-        queue.put(msg)
-
+    host = ActorHost(job.worker, job.cfg)
+    blobs = [Path(job.best).read_bytes()] + [Path(p[2]).read_bytes() for p in job.pool]
+    best = NetworkRef(job.best_name)
+    pool = tuple(NetworkRef(name, it) for it, name, _ in job.pool)
+    counters = GameCounters()
+    out: dict = {}
     try:
-        run_worker(job, report)
-    except BaseException as e:  # hand the error to the parent, which stops the run
-        queue.put({"type": "error", "worker": job.worker,
-                   "error": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc()})
+        done = 0
+        while done < job.games:
+            n = min(cfg.games_per_shard, job.games - done)
+            task = ChunkTask(job.iteration, job.worker, chunk, n, best, pool)
+            result = host.play(task, *blobs, max_started=job.games)
+            unpack_shard(result.shard, games_dir / shard_name(job.iteration, job.worker, chunk))
+            counters.add(result.counters)
+            done += n
+            chunk += 1
+            out = {**counters.summary(), **asdict(result.totals), "shards": chunk}
+            if report is not None:
+                report(out)
+    finally:
+        host.close()
+    return out
