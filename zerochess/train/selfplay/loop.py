@@ -89,6 +89,7 @@ class SelfPlayRun:
         self.games_dir = self.run_dir / "games"
         self.ckpt_dir = self.run_dir / "checkpoints"
         self.state_path = self.run_dir / "state.json"
+        self.fleet = None   # the actors, while run() runs
         self.log_path = self.run_dir / "selfplay.log"
         attach_log(log, self.log_path)
         for sub in (self.games_dir, self.ckpt_dir, self.run_dir / "eval"):
@@ -155,7 +156,7 @@ class SelfPlayRun:
         progress = progress or (lambda event, data: None)
         fleet = None
         try:
-            fleet = self._start_fleet()
+            fleet = self.fleet = self._start_fleet()
             while self.state["iteration"] <= self.base_cfg.iterations:
                 it = self.state["iteration"]
                 fleet.allow(it + self.cfg.actor_lookahead)

@@ -250,6 +250,10 @@ class ActorHost:
             shutil.rmtree(path, ignore_errors=True)
         return ChunkResult(task, blob, counters, self.totals())
 
+    def where(self) -> tuple[str, str, str]:
+        """(node, working directory, private directory) of this actor."""
+        return self.node, os.getcwd(), str(self.workdir)
+
     def totals(self) -> ActorTotals:
         a = self.actor
         sides = list(self.sides.values())

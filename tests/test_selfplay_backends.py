@@ -1,0 +1,152 @@
+"""Self-play actor backends: threads, processes and a real local Ray instance.
+
+The Ray tests share one local Ray instance per test session (``ray.init(num_cpus=2)``
+through ``backends.start_local_ray``: loopback only, dashboard off); they are skipped where
+the optional extra is not installed (``pip install -e ".[ray]"``; CI installs it)."""
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from zerochess.engine.api import fresh_network
+from zerochess.engine.checkpoint import save_checkpoint
+from zerochess.train.data.format import ShardError, load_shard, pack_shard, unpack_shard
+from zerochess.train.data.replay import list_shards
+from zerochess.train.selfplay.config import SelfPlayConfig
+from zerochess.train.selfplay.loop import SelfPlayRun
+from zerochess.train.selfplay.worker import WorkerJob, run_worker
+
+# Actors only: one iteration, no training, so no gate (a run of a few seconds).
+ACTORS_ONLY = SelfPlayConfig(iterations=1, games_per_iteration=8, games_per_worker=4,
+                             games_per_shard=2, full_search_nodes=8, fast_search_nodes=4,
+                             max_game_plies=30, min_replay=10**6, steps_per_iteration=0,
+                             device="cpu", actor_restarts=1)
+
+
+@pytest.fixture(scope="module")
+def init_ckpt(tmp_path_factory):
+    path = tmp_path_factory.mktemp("init") / "init.pt"
+    save_checkpoint(path, fresh_network("tiny", seed=3), {"preset": "tiny"})
+    return path
+
+
+@pytest.fixture(scope="session")
+def ray_cluster():
+    ray = pytest.importorskip("ray", reason="the ray extra is not installed")
+    from zerochess.train.selfplay.backends import start_local_ray
+
+    if not ray.is_initialized():
+        start_local_ray(num_cpus=2)
+    yield ray
+    ray.shutdown()
+
+
+def shards_of(run_dir):
+    return [load_shard(p, verify=True) for p in list_shards(Path(run_dir) / "games")]
+
+
+def test_packed_shard_round_trip_and_damage(init_ckpt, tmp_path):
+    run_worker(WorkerJob(str(tmp_path / "a"), 1, 0, 2, str(init_ckpt), "x", [],
+                         ACTORS_ONLY.to_dict()))
+    [src] = list_shards(tmp_path / "a" / "games")
+    blob = pack_shard(src)
+    copy = unpack_shard(blob, tmp_path / "copy")
+    before = load_shard(src)
+    assert copy.header == before.header
+    assert all(np.array_equal(copy[k], before[k]) for k in before.arrays)
+    damaged = bytearray(blob)
+    damaged[len(blob) // 2] ^= 0xFF  # inside an array: the checksum catches it
+    with pytest.raises(ShardError):
+        unpack_shard(bytes(damaged), tmp_path / "bad")
+    with pytest.raises(ShardError):
+        unpack_shard(b"not a tar", tmp_path / "bad")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "copy"]  # nothing half-written
+
+
+def test_asynchronous_search_fills_batches_better_than_rounds(init_ckpt, tmp_path):
+    """Batch fill is a count (leaves per evaluator call / capacity), not a timing: the
+    asynchronous schedule keeps every game's search in the batch, the round schedule waits
+    for the slowest search of each round with the others idle."""
+    cfg = ACTORS_ONLY.replace(games_per_worker=8, games_per_shard=8, full_search_nodes=32,
+                              fast_search_nodes=8, full_search_probability=0.25)
+    fill = {}
+    for schedule in ("rounds", "async"):
+        c = run_worker(WorkerJob(str(tmp_path / schedule), 1, 0, 8, str(init_ckpt), "x", [],
+                                 cfg.replace(search_schedule=schedule).to_dict()))
+        assert c["games"] == 8
+        fill[schedule] = c["eval_positions"] / c["eval_calls"] / c["batch_capacity"]
+    assert fill["async"] > fill["rounds"] + 0.1, fill
+
+
+def test_processes_backend_survives_a_killed_actor(init_ckpt, tmp_path):
+    cfg = ACTORS_ONLY.replace(workers=2, backend="processes", games_per_iteration=12)
+    run = SelfPlayRun(cfg, tmp_path / "run", init_ckpt)
+    killed = []
+
+    def progress(event, data):
+        if event == "game" and not killed:
+            run.fleet.backend.kill(0)
+            killed.append(True)
+
+    summary = run.run(progress)
+    assert killed and summary["games_total"] == 12
+    shards = shards_of(tmp_path / "run")
+    assert sum(s.games for s in shards) == 12
+    indices = np.concatenate([s["game_index"] for s in shards])
+    assert len(set(indices.tolist())) == 12
+    rec = [json.loads(l) for l in (tmp_path / "run" / "selfplay_metrics.jsonl").read_text()
+           .splitlines() if '"actors"' in l]
+    assert rec[-1]["actors_lost"] == 1
+    assert "lost its chunk in flight" in (tmp_path / "run" / "selfplay.log").read_text()
+
+
+def test_ray_iteration_equals_the_process_backends(ray_cluster, init_ckpt, tmp_path):
+    """Same seed, one actor: the Ray backend writes the same shards (names, arrays,
+    positions) as the processes backend."""
+    runs = {}
+    for backend in ("processes", "ray"):
+        cfg = ACTORS_ONLY.replace(backend=backend)
+        SelfPlayRun(cfg, tmp_path / backend, init_ckpt).run()
+        runs[backend] = shards_of(tmp_path / backend)
+    a, b = runs["processes"], runs["ray"]
+    assert [s.path.name for s in a] == [s.path.name for s in b] and len(a) == 4
+    for x, y in zip(a, b):
+        assert x.header["source"] == y.header["source"]
+        assert {k: (v["dtype"], v["shape"]) for k, v in x.header["arrays"].items()} == \
+            {k: (v["dtype"], v["shape"]) for k, v in y.header["arrays"].items()}
+        for name in ("tokens", "policy_indices", "visits", "move", "game_result"):
+            assert np.array_equal(x[name], y[name]), name
+    assert sum(len(s) for s in a) == sum(len(s) for s in b) > 0
+
+
+def test_ray_killed_actor_loses_only_its_games(ray_cluster, init_ckpt, tmp_path):
+    cfg = ACTORS_ONLY.replace(workers=2, backend="ray", games_per_iteration=12, threads=1)
+    run = SelfPlayRun(cfg, tmp_path / "run", init_ckpt)
+    seen = {}
+
+    def progress(event, data):
+        if event == "game" and not seen:
+            backend = run.fleet.backend
+            # no shared directory: each actor works in a temporary directory of its own
+            for a, handle in backend.handles.items():
+                node, cwd, private = ray_cluster.get(handle.where.remote())
+                seen[a] = (cwd, private)
+            backend.kill(0)
+
+    summary = run.run(progress)
+    assert summary["games_total"] == 12
+    shards = shards_of(tmp_path / "run")
+    assert sum(s.games for s in shards) == 12
+    assert len({int(i) for s in shards for i in s["game_index"]}) == 12
+    run_dir = str((tmp_path / "run").resolve())
+    assert len(seen) == 2 and len({cwd for cwd, _ in seen.values()}) == 2
+    for cwd, private in seen.values():
+        assert cwd == private and not cwd.startswith(run_dir) and cwd != os.getcwd()
+    log = (tmp_path / "run" / "selfplay.log").read_text()
+    assert "lost its chunk in flight" in log and "replaced it" in log
+    rec = [json.loads(l) for l in (tmp_path / "run" / "selfplay_metrics.jsonl").read_text()
+           .splitlines() if '"actors"' in l]
+    assert rec[-1]["actors_lost"] == 1 and rec[-1]["backend"] == "ray"
