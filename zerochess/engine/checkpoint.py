@@ -21,13 +21,13 @@ a UCI engine that dies with a raw unpickling traceback tells a GUI user nothing.
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import torch
 
 from zerochess._version import __version__
+from zerochess.engine.atomic import write_atomic
 from zerochess.engine.network import NetworkConfig, PolicyValueModel, build_model
 
 FORMAT = "zerochess-network"
@@ -83,18 +83,7 @@ def save_checkpoint(
                        for k, v in model.state_dict().items()},
         "metadata": metadata,
     }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            torch.save(payload, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    return write_atomic(path, lambda f: torch.save(payload, f))
 
 
 def load_checkpoint(path: str | os.PathLike) -> tuple[PolicyValueModel, dict]:

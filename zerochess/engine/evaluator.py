@@ -31,7 +31,8 @@ import numpy as np
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["Evaluator", "UniformEvaluator", "check_batch"]
+__all__ = ["Evaluator", "UniformEvaluator", "check_batch", "legal_flat_index", "legal_softmax",
+           "gather_index", "empty_outputs"]
 
 
 @runtime_checkable
@@ -67,6 +68,50 @@ def check_batch(tokens: np.ndarray, legal_idx: np.ndarray, offsets: np.ndarray) 
             f"got {offsets[0]}..{offsets[-1]}"
         )
     return b
+
+
+def legal_flat_index(legal_idx: np.ndarray, offsets: np.ndarray, policy_size: int) -> np.ndarray:
+    """``row * policy_size + move`` for every legal move: its place in the flattened
+    ``[B, policy_size]`` logits, so one gather picks all N legal logits of a batch.
+
+    Raises ValueError for a position without legal moves (the search never sends one).
+    """
+    counts = np.diff(offsets)  # (B,)
+    if counts.size and counts.min() <= 0:
+        raise ValueError("every position must have at least one legal move")
+    rows = np.repeat(np.arange(counts.size, dtype=np.int64), counts)  # (N,) position of each move
+    return rows * policy_size + legal_idx  # (N,) int64
+
+
+def gather_index(tokens: np.ndarray, legal_idx: np.ndarray, offsets: np.ndarray,
+                 policy_size: int) -> np.ndarray | None:
+    """The start of every logit backend's ``evaluate``: validate the batch (``check_batch``)
+    and return ``legal_flat_index``; None for an empty batch (answer ``empty_outputs()``)."""
+    if check_batch(tokens, legal_idx, offsets) == 0:
+        return None
+    return legal_flat_index(legal_idx, offsets, policy_size)
+
+
+def empty_outputs() -> tuple[np.ndarray, np.ndarray]:
+    """``(priors, wdl)`` of an empty batch."""
+    return np.zeros(0, np.float32), np.zeros((0, 3), np.float32)
+
+
+def legal_softmax(picked: np.ndarray, offsets: np.ndarray, temperature: float = 1.0) -> np.ndarray:
+    """Priors float32 [N]: softmax(logit / temperature) over each position's legal moves.
+
+    ``picked`` holds the legal moves' logits in CSR order (``legal_idx``'s); every backend
+    that produces logits normalises them here, so all of them treat temperature and
+    numerics alike.
+    """
+    picked = np.asarray(picked, dtype=np.float32)
+    if temperature != 1.0:
+        picked = picked / np.float32(temperature)
+    starts, counts = offsets[:-1], np.diff(offsets)
+    # Segment softmax over CSR runs (no empty runs, so reduceat is exact).
+    e = np.exp(picked - np.repeat(np.maximum.reduceat(picked, starts), counts))  # (N,)
+    priors = e / np.repeat(np.add.reduceat(e, starts), counts)
+    return priors.astype(np.float32, copy=False)
 
 
 class UniformEvaluator:

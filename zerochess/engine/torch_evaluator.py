@@ -10,7 +10,7 @@ import logging
 
 import numpy as np
 
-from zerochess.engine.evaluator import check_batch
+from zerochess.engine.evaluator import empty_outputs, gather_index, legal_softmax
 
 logger = logging.getLogger(__name__)
 
@@ -206,26 +206,17 @@ class TorchEvaluator:
     ) -> tuple[np.ndarray, np.ndarray]:
         import torch
 
-        b = check_batch(tokens, legal_idx, offsets)
-        counts = np.diff(offsets)  # (B,)
-        if b == 0:
-            return np.zeros(0, np.float32), np.zeros((0, 3), np.float32)
-        if counts.min() <= 0:
-            raise ValueError("every position must have at least one legal move")
-        rows = np.repeat(np.arange(b, dtype=np.int64), counts)  # (N,) position of each move
-        flat = torch.from_numpy(rows * self.policy_size + legal_idx)  # (N,) into logits.view(-1)
+        index = gather_index(tokens, legal_idx, offsets, self.policy_size)  # (N,)
+        if index is None:
+            return empty_outputs()
+        flat = torch.from_numpy(index)
         with torch.inference_mode():
             logits, wdl_logits = self.model(self._upload(np.ascontiguousarray(tokens)))
             picked = logits.reshape(-1)[flat.to(logits.device, non_blocking=True)]  # (N,)
             picked = picked.float().cpu().numpy()
             wdl = torch.softmax(wdl_logits.float(), dim=-1).cpu().numpy()  # (B, 3)
-        starts = offsets[:-1]
-        if self.policy_temperature != 1.0:
-            picked = picked / np.float32(self.policy_temperature)
-        # Segment softmax over CSR runs (no empty runs, so reduceat is exact).
-        e = np.exp(picked - np.repeat(np.maximum.reduceat(picked, starts), counts))  # (N,)
-        priors = e / np.repeat(np.add.reduceat(e, starts), counts)
-        return priors.astype(np.float32, copy=False), wdl.astype(np.float32, copy=False)
+        priors = legal_softmax(picked, offsets, self.policy_temperature)
+        return priors, wdl.astype(np.float32, copy=False)
 
     def __repr__(self) -> str:
         return (f"TorchEvaluator(device={self.device}, precision={self.precision}, "
