@@ -27,3 +27,19 @@ def random_game_moves(rng: random.Random, board, max_plies: int):
 @pytest.fixture
 def rng():
     return random.Random(20261121)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def onnx_cache_dir(tmp_path_factory):
+    """Exported ONNX models go to a temporary cache, not the user's (engines the tests
+    start inherit it)."""
+    import os
+
+    path = tmp_path_factory.mktemp("zerochess-cache")
+    previous = os.environ.get("ZEROCHESS_CACHE_DIR")
+    os.environ["ZEROCHESS_CACHE_DIR"] = str(path)
+    yield path
+    if previous is None:
+        os.environ.pop("ZEROCHESS_CACHE_DIR", None)
+    else:
+        os.environ["ZEROCHESS_CACHE_DIR"] = previous

@@ -85,16 +85,24 @@ def player():
     return p
 
 
-def test_minibatch_and_policy_temperature_leave_the_network_alone(player):
+def _runner(evaluator):
+    """What holds the network: the torch model, or the ONNX Runtime session."""
+    return evaluator.model if hasattr(evaluator, "model") else evaluator.session
+
+
+@pytest.mark.parametrize("backend", ["torch-fp32", "onnx-fp32"])
+def test_minibatch_and_policy_temperature_leave_the_network_alone(player, backend):
     values = OptionValues()
+    values.set("Backend", backend)
     player.configure(values)
-    evaluator, model, search = player.evaluator, player.evaluator.model, player.search
-    weights = next(model.parameters())
+    evaluator, runner, search = player.evaluator, _runner(player.evaluator), player.search
+    weights = next(runner.parameters()) if hasattr(runner, "parameters") else None
     values.set("MinibatchSize", "5")
     values.set("PolicyTemperature", "1.6")
     assert player.configure(values) == []
-    assert player.evaluator is evaluator and player.evaluator.model is model
-    assert next(player.evaluator.model.parameters()) is weights
+    assert player.evaluator is evaluator and _runner(player.evaluator) is runner
+    if weights is not None:
+        assert next(runner.parameters()) is weights
     assert player.search is search and search.params.minibatch == 5
     assert evaluator.policy_temperature == 1.6
     # and the search still plays with them

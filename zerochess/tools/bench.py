@@ -18,6 +18,7 @@ import time
 
 import click
 
+from zerochess.engine.backends import RUNTIME_HELP, RUNTIMES
 from zerochess.engine.board import Board
 from zerochess.search.params import SearchParams
 from zerochess.search.search import Search
@@ -65,14 +66,16 @@ def run_bench(evaluator, nodes: int, params: SearchParams | None = None, fens=BE
               help="Playouts per position.")
 @click.option("--minibatch", default=None, type=click.IntRange(1, None),
               help="Leaves per evaluator call (default: SearchParams' default).")
-def bench(backend, nodes, minibatch):
+@click.option("--runtime", default=RUNTIMES[0], show_default=True, type=click.Choice(RUNTIMES),
+              help=RUNTIME_HELP + " The UCI option Backend.")
+def bench(backend, nodes, minibatch, runtime):
     """Search a fixed list of positions and print nodes, time, nodes/s and a signature."""
     if backend == "uniform":
         from zerochess.engine.evaluator import UniformEvaluator
         evaluator = UniformEvaluator()
     else:
         from zerochess.engine.backends import make_evaluator
-        evaluator = make_evaluator(backend, device="cpu", threads=1)
+        evaluator = make_evaluator(backend, device="cpu", threads=1, runtime=runtime)
     params = SearchParams(seed=0, hash_mb=16)
     if minibatch is not None:
         params = params.replace(minibatch=minibatch)

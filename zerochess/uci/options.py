@@ -17,6 +17,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from zerochess.engine.backends import RUNTIME_HELP, RUNTIMES
 from zerochess.engine.torch_evaluator import DEFAULT_POLICY_TEMPERATURE
 from zerochess.search.params import SearchParams
 
@@ -114,6 +115,7 @@ OPTIONS: tuple[Option, ...] = (
            "shipped with zerochess, 'zero' the shipped network that learnt from the rules "
            "alone (self-play), 'uniform' a weightless evaluator (for testing)."),
     Option("Device", "combo", "auto", "Where the network runs.", choices=("auto", "cpu", "cuda")),
+    Option("Backend", "combo", RUNTIMES[0], RUNTIME_HELP, choices=RUNTIMES),
     Option("MoveOverhead", "spin", 100, "Milliseconds kept back per move for the GUI and "
            "pipes (raise it if the engine ever loses on time).", 0, 10000),
     search_option("MultiPV", "multipv", "Number of principal variations reported.", 1, 64),

@@ -1,8 +1,9 @@
 """What the UCI loop plays with: the evaluator, the search and the opening book.
 
 It turns option values into objects (loading the network only when ``WeightsFile``/
-``Device``/``Threads`` change; ``MinibatchSize``, ``PolicyTemperature`` and the other search
-options re-configure the search and the loaded evaluator without touching the network)
+``Device``/``Backend``/``Threads`` change; ``MinibatchSize``, ``PolicyTemperature`` and the
+other search options re-configure the search and the loaded evaluator without touching the
+network)
 and plays one move per ``go`` on the search's worker thread. It prints nothing: reports go
 through the callbacks the loop gives it.
 """
@@ -69,15 +70,16 @@ class Player:
             try:
                 self._load_evaluator(options)
             except Exception as exc:  # torch raises many types for a bad file
-                log.warning("cannot load the network (WeightsFile %r, Device %r)",
-                            options["WeightsFile"], options["Device"], exc_info=True)
+                log.warning("cannot load the network (WeightsFile %r, Device %r, Backend %r)",
+                            options["WeightsFile"], options["Device"], options["Backend"],
+                            exc_info=True)
                 problems.append(self._fall_back(options, exc))
         self._configure_search_and_book(options, problems)
         return problems
 
     @staticmethod
     def _evaluator_key_of(options: OptionValues) -> tuple:
-        return (options["WeightsFile"], options["Device"], options["Threads"])
+        return (options["WeightsFile"], options["Device"], options["Backend"], options["Threads"])
 
     def _load_evaluator(self, options: OptionValues) -> None:
         key = self._evaluator_key_of(options)
@@ -85,24 +87,26 @@ class Player:
         spec = options["WeightsFile"]
         started = time.perf_counter()
         evaluator = make_evaluator(None if spec == DEFAULT else spec, device=options["Device"],
-                                   threads=options["Threads"])
+                                   threads=options["Threads"], runtime=options["Backend"])
         log.info("evaluator %r ready in %.2f s", evaluator, time.perf_counter() - started)
         self.evaluator, self._evaluator_key = evaluator, key
         self.search = None
 
     def _fall_back(self, options: OptionValues, exc: Exception) -> str:
-        """After a failed load: set WeightsFile and Device back to the network in use (the
-        shipped one on auto if none loaded yet), load it if other options changed too, and
-        return the one line that says so."""
+        """After a failed load: set WeightsFile, Device and Backend back to the network in
+        use (the shipped one on auto if none loaded yet), load it if other options changed
+        too, and return the one line that says so."""
         failed = f"cannot load WeightsFile {options['WeightsFile']}"
         if options["Device"] != "auto":
             failed += f" on Device {options['Device']}"
+        if options["Backend"] != "auto":
+            failed += f" with Backend {options['Backend']}"
         failed += f": {short_reason(exc)}"
         if self._evaluator_key is not None:
-            weights, device = self._evaluator_key[:2]
+            weights, device, backend = self._evaluator_key[:3]
         else:
-            weights, device = DEFAULT, "auto"
-        options.values["WeightsFile"], options.values["Device"] = weights, device
+            weights, device, backend = DEFAULT, "auto", "auto"
+        options.values.update(WeightsFile=weights, Device=device, Backend=backend)
         kept = "the shipped network" if weights == DEFAULT else f"WeightsFile {weights}"
         if self._evaluator_key_of(options) != self._evaluator_key:
             try:
