@@ -161,6 +161,12 @@ def faithfulness(model, precision: str, compile_: bool, batch) -> dict:
     ref_p, ref_w = TorchEvaluator(model, "cpu", precision="fp32").evaluate(tokens, legal, offsets)
     p, w = TorchEvaluator(model, "cpu", precision=precision, compile=compile_).evaluate(
         tokens, legal, offsets)
+    return divergence(ref_p, ref_w, p, w, offsets)
+
+
+def divergence(ref_p, ref_w, p, w, offsets) -> dict:
+    """KL(reference || other) of the legal priors per position (mean, max), max |WDL diff|,
+    and the reference's mean entropy and top prior (how sharp the compared policy is)."""
     terms = ref_p * (np.log(np.maximum(ref_p, 1e-30)) - np.log(np.maximum(p, 1e-30)))
     kl = np.add.reduceat(terms.astype(np.float64), offsets[:-1])
     ent = -np.add.reduceat(ref_p * np.log(np.maximum(ref_p, 1e-30)), offsets[:-1])
