@@ -56,3 +56,23 @@ def test_folder_build_keeps_its_network_when_weights_file_is_bad(tmp_path):
         assert e.expect("bestmove", timeout=60)[-1].split()[1] != "(none)"
     finally:
         e.close()
+
+
+@pytest.mark.slow
+def test_folder_build_ships_the_onnx_runtime(tmp_path, monkeypatch):
+    monkeypatch.setenv("ZEROCHESS_CACHE_DIR", str(tmp_path / "cache"))
+    log = tmp_path / "engine.log"
+    e = UciProcess([str(folder_build())])
+    try:
+        e.send("uci")
+        e.expect("uciok", timeout=30)
+        e.send(f"setoption name LogFile value {log}")
+        e.send("setoption name Backend value onnx-fp32")
+        assert e.sync(timeout=120) == []  # exported, checked against torch, cached
+        assert "evaluator OnnxEvaluator(" in log.read_text()
+        assert list((tmp_path / "cache").glob("*.onnxc"))
+        e.send("position startpos")
+        e.send("go nodes 64")
+        assert e.expect("bestmove", timeout=60)[-1].split()[1] != "(none)"
+    finally:
+        e.close()
