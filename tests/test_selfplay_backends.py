@@ -44,6 +44,25 @@ def ray_cluster():
     ray.shutdown()
 
 
+def test_local_ray_listens_on_the_loopback_only(ray_cluster):
+    """Every listening socket of the local cluster's processes is on 127.0.0.1, and the
+    dashboard's web UI is off."""
+    import psutil
+
+    me = psutil.Process()
+    family = {p.pid for p in me.children(recursive=True)}
+    listening = [c for c in psutil.net_connections(kind="inet")
+                 if c.status == psutil.CONN_LISTEN and c.pid in family]
+    assert listening  # the GCS, raylet and workers listen somewhere
+    outside = [(c.laddr.ip, c.laddr.port) for c in listening
+               if c.laddr.ip not in ("127.0.0.1", "::ffff:127.0.0.1", "::1")]
+    assert outside == []
+    # Ray keeps a minimal head process for its own APIs; the dashboard's web UI is off
+    heads = [p.cmdline() for p in me.children(recursive=True)
+             if any(a.endswith("dashboard.py") for a in p.cmdline())]
+    assert all("--disable-frontend" in c and "--minimal" in c for c in heads)
+
+
 def shards_of(run_dir):
     return [load_shard(p, verify=True) for p in list_shards(Path(run_dir) / "games")]
 

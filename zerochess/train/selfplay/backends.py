@@ -219,12 +219,19 @@ class LocalBackend(ActorBackend):
 def start_local_ray(num_cpus: int | None = None) -> None:
     """A local one-node Ray cluster for this process, closed to the network: its servers
     listen on 127.0.0.1 only and the dashboard is off; Ray's token authentication stays
-    on (its default). Ray 2.60 otherwise replaces 127.0.0.1 by the machine's address and
-    listens on every interface; setting ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0`` (Ray's
-    single-node mode) keeps every server on the loopback (checked with ``ss -ltnp``)."""
-    import ray
+    on (its default).
 
+    Ray 2.60 replaces a node address of 127.0.0.1 by the machine's own address and then
+    listens on every interface, unless it runs in its single-node mode
+    (``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0``), which it reads when ``ray`` is imported:
+    so the variable is set for the processes Ray starts, and Ray's copy of it is set
+    too where ``ray`` was imported already. ``tests/test_selfplay_backends.py`` checks
+    every listening socket of the cluster's processes."""
     os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    ray = _import_ray()
+    from ray._private import ray_constants  # read at import time; see above
+
+    ray_constants.ENABLE_RAY_CLUSTER = False
     ray.init(num_cpus=num_cpus, include_dashboard=False, _node_ip_address="127.0.0.1",
              log_to_driver=False, configure_logging=False)
 

@@ -228,6 +228,7 @@ class SelfPlayRun:
 
         def on_chunk(result) -> None:
             progress("game", {**fleet.figures(), "new": result.counters.games,
+                              "new_positions": result.counters.positions,
                               "best": best["name"], "best_elo": self._best_elo()})
 
         fleet.wait_iteration(it, on_chunk)
