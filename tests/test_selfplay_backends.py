@@ -47,7 +47,7 @@ def ray_cluster():
 def test_local_ray_listens_on_the_loopback_only(ray_cluster):
     """Every listening socket of the local cluster's processes is on 127.0.0.1, and the
     dashboard's web UI is off."""
-    import psutil
+    import psutil  # Ray's own copy (ray/thirdparty_files), on the path once ray is imported
 
     me = psutil.Process()
     family = {p.pid for p in me.children(recursive=True)}
