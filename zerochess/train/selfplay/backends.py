@@ -211,7 +211,7 @@ class LocalBackend(ActorBackend):
                     w.terminate()
                     w.join(timeout=5)
             else:
-                w.join(timeout=60)  # a thread finishes its chunk; it cannot be stopped
+                w.join(timeout=5)  # a daemon thread in mid-chunk cannot be stopped: it ends with the process
 
 
 # -- Ray ----------------------------------------------------------------------------------
