@@ -55,9 +55,7 @@ from zerochess.train.common.atomic import write_json_atomic
 from zerochess.train.common.jsonl import append_jsonl, keep_jsonl
 from zerochess.train.common.runlog import attach_log, detach_log
 from zerochess.train.common.state import check_version
-from zerochess.train.data.dataset import open_shard
 from zerochess.train.data.format import remove_partial
-from zerochess.train.data.replay import SHARD_RE
 from zerochess.train.selfplay.config import RESUMABLE_CHANGES, SelfPlayConfig
 
 log = logging.getLogger("zerochess.selfplay")
@@ -202,16 +200,6 @@ class SelfPlayRun:
         return fleet
 
     # -- actors ------------------------------------------------------------------------
-    def _games_done(self, it: int) -> tuple[int, int]:
-        games = positions = 0
-        for p in self.games_dir.iterdir():
-            m = SHARD_RE.match(p.name)
-            if m and int(m.group(1)) == it:
-                sh = open_shard(p, verify=False)
-                games += sh.games
-                positions += len(sh)
-        return games, positions
-
     def actors(self, it: int, fleet, progress: Progress) -> dict:
         """Wait until iteration ``it``'s games are written (the fleet's actors may have
         played some of them already, during the previous learn and gate phases)."""
@@ -232,8 +220,9 @@ class SelfPlayRun:
                               "best": best["name"], "best_elo": self._best_elo()})
 
         fleet.wait_iteration(it, on_chunk)
-        games, positions = self._games_done(it)
-        # Counted from the shards, so games written before a kill count once.
+        # The fleet counts the shards on disk at its start and each one it writes, so
+        # games written before a kill count once.
+        games, positions = fleet.done(it)
         self.state["games_total"] += games
         self.state["positions_total"] += positions
         counters = fleet.counters_of(it).summary()
