@@ -14,8 +14,9 @@ Three measurements, all with the shipped network (or ``--checkpoint``) on this m
    issue's target (within 10%). Ray runs on a local cluster on 127.0.0.1.
 2. **Search schedule**: one actor in this process, the round-synchronous schedule (every
    game searches once per round and waits for the slowest search) against the
-   asynchronous one (a game starts its next search as soon as its last one ends): batch
-   fill and positions/s (target: fill >= 0.8 with the asynchronous actors).
+   asynchronous one (a game starts its next search as soon as its last one ends, and a
+   round's room left in the batch is refilled from the other searches): batch fill and
+   positions/s (target: fill >= 0.8 with the asynchronous actors).
 3. **Concurrency**: a 3-iteration run on the processes backend with ``actor_lookahead`` 1:
    the share of the learner's and the gate's wall time during which actors were playing
    (iterations before the last; in the last there is nothing left to play ahead).
@@ -38,7 +39,8 @@ sys.path.insert(0, ROOT)
 from zerochess.engine.api import shipped_network_path  # noqa: E402
 from zerochess.train.selfplay.config import SelfPlayConfig  # noqa: E402
 from zerochess.train.selfplay.loop import SelfPlayRun  # noqa: E402
-from zerochess.train.selfplay.worker import WorkerJob, run_worker  # noqa: E402
+from zerochess.train.selfplay.reports import ChunkTask, NetworkRef  # noqa: E402
+from zerochess.train.selfplay.worker import ActorHost  # noqa: E402
 
 
 def base_config(args) -> SelfPlayConfig:
@@ -74,15 +76,23 @@ def actors_run(cfg: SelfPlayConfig, init: str) -> dict:
 
 
 def schedule_run(cfg: SelfPlayConfig, init: str, schedule: str) -> dict:
+    """One actor in this process playing ``2 x games_per_worker`` games in chunks, as the
+    fleet drives it. The asynchronous actor carries its games in flight from one chunk
+    to the next (no tail, as in a run); the round-synchronous one plays each chunk's games
+    to the end (its tail is part of that schedule)."""
     c = cfg.replace(search_schedule=schedule, workers=1, games_per_shard=cfg.games_per_worker)
-    with tempfile.TemporaryDirectory() as tmp:
-        t0 = time.perf_counter()
-        out = run_worker(WorkerJob(tmp, 1, 0, c.games_per_worker * 2, init, "bench", [],
-                                   c.to_dict()))
-        wall = time.perf_counter() - t0
-    return {"batch_fill": out["eval_positions"] / out["eval_calls"] / out["batch_capacity"],
-            "positions_per_s": out["recorded_positions"] / out["wall_s"],
-            "wall_s": wall}
+    blob = Path(init).read_bytes()
+    host = ActorHost(0, c.to_dict())
+    t0 = time.perf_counter()
+    try:
+        for chunk in range(2):
+            host.play(ChunkTask(1, 0, chunk, c.games_per_shard, NetworkRef("bench")), blob)
+        t = host.totals()
+    finally:
+        host.close()
+    return {"batch_fill": t.eval_positions / t.eval_calls / t.batch_capacity,
+            "positions_per_s": t.recorded_positions / t.wall_s,
+            "wall_s": time.perf_counter() - t0}
 
 
 def concurrency_run(cfg: SelfPlayConfig, init: str, steps: int) -> dict:

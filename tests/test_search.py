@@ -181,6 +181,36 @@ def test_forest_batches_many_trees_and_matches_single_searches():
         tree.verify()
 
 
+def test_fill_to_refills_the_batch_from_trees_with_playouts_left():
+    """Two trees whose roots still wait for their first evaluation and two mid-search:
+    without fill_to the round evaluates 2 roots + 2 x 8 leaves; with it the two searching
+    trees take up to 8 more each, so the batch holds the full 4 x 8, and every tree stays
+    consistent (visits add up, no virtual loss left) to the end of its search."""
+    params = SearchParams(minibatch=8, max_collisions=8)
+    fens = [Board().fen(), KIWIPETE, KIWIPETE, Board().fen()]
+
+    def trees_mid_search():
+        trees = [Tree(params, TranspositionTable(8)) for _ in fens]
+        for t, f in zip(trees, fens):
+            t.set_position(Board(f))
+            t.begin(400)
+        run_round(trees[:2], UniformEvaluator(), Batch(), 1)   # expand the first two roots
+        return trees
+
+    sizes = {}
+    for fill_to in (0, 32):
+        counting = CountingEvaluator()
+        trees, batch = trees_mid_search(), Batch()
+        run_round(trees, counting, batch, 8, fill_to)
+        sizes[fill_to] = counting.batches[0]
+        while not all(t.done for t in trees):
+            assert run_round(trees, counting, batch, 8, fill_to) > 0
+        for t in trees:
+            t.verify()
+            assert t.stats()["playouts"] == 400
+    assert sizes[0] == 2 + 2 * 8
+    assert sizes[32] == 32
+
 def test_self_play_hooks():
     rng = np.random.default_rng(0)
     params = SearchParams(dirichlet_fraction=0.25, full_search_probability=0.3,

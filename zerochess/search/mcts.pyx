@@ -386,7 +386,7 @@ cdef void _abandon(BatchData* b) noexcept nogil:
 
 # ------------------------------------------------------------------------- one round
 
-def run_round(list trees, evaluator, Batch batch=None, int leaves_per_tree=0):
+def run_round(list trees, evaluator, Batch batch=None, int leaves_per_tree=0, int fill_to=0):
     """Run one batch over ``trees`` (zerochess.search.tree.Tree objects); return the number
     of leaves backed up (0 when no tree had anything left to do).
 
@@ -394,6 +394,13 @@ def run_round(list trees, evaluator, Batch batch=None, int leaves_per_tree=0):
     until it reaches the playout target set by ``Tree.begin``. The evaluator is called at
     most once, for all trees' leaves together; terminal positions and cache hits need no
     evaluation. ``batch`` holds the buffers between rounds (a fresh one if None).
+
+    ``fill_to`` > 0 refills the batch: when the first pass leaves fewer than ``fill_to``
+    positions to evaluate (trees that reached their target, a root waiting for its first
+    evaluation, cache hits), a second pass lets the trees with playouts left gather up to
+    ``leaves_per_tree`` more each until the batch holds ``fill_to``. A tree then has at
+    most twice its usual leaves in flight, which bounds what virtual loss changes in its
+    search; self-play's asynchronous actors use it to keep the evaluator's batch full.
     """
     cdef int32_t n = len(trees), i, total = 0, per
     cdef Tree tree
@@ -419,7 +426,7 @@ def run_round(list trees, evaluator, Batch batch=None, int leaves_per_tree=0):
             per = leaves_per_tree if leaves_per_tree > 0 else tree.data.minibatch
             quota[i] = per
             total += per
-        batch.reserve(total)
+        batch.reserve(2 * total if fill_to > 0 else total)
         b = &batch.data
         b.n_rows = 0
         b.n_leaves = 0
@@ -428,6 +435,12 @@ def run_round(list trees, evaluator, Batch batch=None, int leaves_per_tree=0):
         with nogil:
             for i in range(n):
                 _gather(ptrs[i], b, quota[i])
+            if fill_to > total:
+                fill_to = total
+            for i in range(n):
+                if b.n_rows >= fill_to:
+                    break
+                _gather(ptrs[i], b, min(quota[i], fill_to - b.n_rows))
         if b.n_rows > 0:
             try:
                 priors, wdl = evaluator.evaluate(batch.tokens_array[:b.n_rows],

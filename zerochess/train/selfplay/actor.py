@@ -257,7 +257,9 @@ class Actor:
         round gathers leaves from all of them into one evaluator call per network; a game
         whose search is complete plays its move and starts its next search in the very next
         round, so fast and full searches, finished games and new games never leave the batch
-        half empty. Games still in flight when ``n_games`` have ended stay in their slots
+        half empty; and a round whose searches leave room in the batch (searches ending,
+        a root's first evaluation, cache hits) refills it from the other games' searches
+        (``run_round``'s ``fill_to``). Games still in flight when ``n_games`` have ended stay in their slots
         and go on at the next call (an actor's chunks follow each other without a tail).
         ``max_started`` caps the games this actor ever starts (a fixed number of games:
         the last ones then drain). ``cfg.search_schedule == "rounds"`` keeps the older
@@ -292,7 +294,7 @@ class Actor:
             for games in groups.values():
                 side = games[0].side_to_move()
                 leaves = run_round([g.tree() for g in games], side.evaluator, side.batch,
-                                   cfg.leaves_per_tree)
+                                   cfg.leaves_per_tree, len(games) * cfg.leaves_per_tree)
                 self.rounds += 1
                 if leaves == 0:  # nothing left to expand anywhere (run_many stops there too)
                     for g in games:
