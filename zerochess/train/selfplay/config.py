@@ -52,8 +52,9 @@ class SelfPlayConfig(ConfigFile):
     window after its own games_per_iteration games, which holds the ratio of training
     samples to new positions (KataGo, muzero-general)."""
     search_schedule: str = "async"
-    """"async": each game's next search starts as soon as its last one ends, so evaluator
-    batches stay full; "rounds": all games search once per round and wait for the slowest
+    """"async": each game's next search starts as soon as its last one ends, and a round's
+    room in the batch is refilled from the other searches, so evaluator batches stay full;
+    "rounds": all games search once per round and wait for the slowest
     (the older schedule; benchmarks/bench_actors.py compares them)."""
     games_per_worker: int = 256
     """Concurrent games in one worker: one evaluator call holds leaves of all of them."""
