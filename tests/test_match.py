@@ -79,6 +79,29 @@ def test_sprt_llr():
     assert sprt.decision(llr) is None and sprt.decision(3.0) == "H1" and sprt.decision(-3) == "H0"
 
 
+def test_sprt_option_parses_min_games():
+    from zerochess.match.cli import _parse_sprt
+
+    assert _parse_sprt("elo0=0,elo1=5").min_games == 20
+    assert _parse_sprt("elo0=0,elo1=5,min_games=40") == Sprt(0, 5, 0.05, 0.05, 40)
+    for bad in ("elo0=0,elo1=5,min_games=0", "elo0=0,elo1=5,min_games=2.5", "elo0=0,min_games=x"):
+        with pytest.raises(MatchConfigError):
+            _parse_sprt(bad)
+
+
+def test_sprt_waits_for_min_games():
+    """The screen that misled: CPuct 1.2 against 1.745 at 400 nodes, its first 14 games
+    (11 wins, 2 draws, 1 loss in 7 pairs) cross the H1 bound of elo1=30 on the pentanomial
+    variance; the default min_games=20 keeps the match going."""
+    games = [1, 1, 0.5, 1, 1, 0, 1, 1, 1, 1, 1, 1, 0.5, 1]
+    pairs = [games[i] + games[i + 1] for i in range(0, len(games), 2)]
+    sprt = Sprt(elo0=0, elo1=30)
+    llr = sprt.llr(games, pairs)
+    assert llr > sprt.bounds[1]
+    assert sprt.decision(llr, games=len(games)) is None
+    assert sprt.decision(llr, games=20) == "H1"
+
+
 # Parsing -----------------------------------------------------------------------------------
 
 def test_time_control_parsing():
@@ -304,15 +327,16 @@ def test_unknown_option_is_a_match_error():
 
 
 def test_sprt_decision_stops_the_match_early():
+    """An LLR past the upper bound from the first game on: the match stops at min_games."""
     class Decided(Sprt):
-        def decision(self, llr):
-            return "H1"
+        def llr(self, game_scores, pair_scores=None):
+            return 3.0
 
     config = MatchConfig([EngineSpec("first", BROKEN + ["first"]),
                           EngineSpec("none", BROKEN + ["none"])],
-                         games=8, nodes=10, concurrency=1, sprt=Decided())
+                         games=8, nodes=10, concurrency=1, sprt=Decided(min_games=3))
     result = run_match(config)
-    assert len(result.games) == 1 and result.stopped == "SPRT accepts H1"
+    assert len(result.games) == 3 and result.stopped == "SPRT accepts H1"
 
 
 @pytest.mark.skipif(not stockfish_path(), reason="stockfish is not installed")

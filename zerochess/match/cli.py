@@ -70,8 +70,8 @@ def report(result: MatchResult) -> list[str]:
 @click.option("--resign-adjudication", metavar="movecount=3,score=600[,twosided=true]",
               help="A side loses when its score stays <= -score cp for movecount moves.")
 @click.option("--maxmoves", type=click.IntRange(1), help="Draw after this many moves.")
-@click.option("--sprt", metavar="elo0=0,elo1=5,alpha=0.05,beta=0.05",
-              help="Stop when the SPRT for the first engine decides.")
+@click.option("--sprt", metavar="elo0=0,elo1=5,alpha=0.05,beta=0.05[,min_games=20]",
+              help="Stop when the SPRT for the first engine decides (not before min_games).")
 @click.option("--engine-stderr", is_flag=True, help="Show the engines' stderr.")
 @click.option("--fail-on-forfeit", is_flag=True, help="Exit with status 1 if any game was forfeited.")
 @click.option("--progress/--no-progress", default=True, help="Show a progress bar.")
@@ -131,14 +131,16 @@ def _parse_sprt(text: str) -> Sprt:
     values = {}
     for part in filter(None, (p.strip() for p in text.split(","))):
         key, sep, value = part.partition("=")
-        if not sep or key not in ("elo0", "elo1", "alpha", "beta"):
-            raise MatchConfigError(f"--sprt {text!r}: expected elo0=,elo1=,alpha=,beta=")
+        if not sep or key not in ("elo0", "elo1", "alpha", "beta", "min_games"):
+            raise MatchConfigError(f"--sprt {text!r}: expected elo0=,elo1=,alpha=,beta=[,min_games=]")
         try:
-            values[key] = float(value)
+            values[key] = int(value) if key == "min_games" else float(value)
         except ValueError:
-            raise MatchConfigError(f"--sprt {text!r}: {key} must be a number") from None
+            kind = "a whole number" if key == "min_games" else "a number"
+            raise MatchConfigError(f"--sprt {text!r}: {key} must be {kind}") from None
     sprt = Sprt(**values)
     if not (sprt.elo1 > sprt.elo0 and 0 < sprt.alpha < 1 and 0 < sprt.beta < 1
-            and math.isfinite(sprt.elo0)):
-        raise MatchConfigError(f"--sprt {text!r}: need elo1 > elo0 and 0 < alpha, beta < 1")
+            and math.isfinite(sprt.elo0) and sprt.min_games >= 1):
+        raise MatchConfigError(f"--sprt {text!r}: need elo1 > elo0, 0 < alpha, beta < 1 "
+                               "and min_games >= 1")
     return sprt

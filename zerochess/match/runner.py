@@ -158,7 +158,8 @@ async def _run(config: MatchConfig, on_game: Callable[[GameRecord], None] | None
             on_game(record)
         if config.sprt is not None and result.stopped is None:
             result.games = finished
-            decision = config.sprt.decision(config.sprt.llr(result.scores(), result.pair_scores()))
+            decision = config.sprt.decision(config.sprt.llr(result.scores(), result.pair_scores()),
+                                            len(finished))
             if decision:
                 result.stopped = f"SPRT accepts {decision}"
                 while not queue.empty():  # let the games in progress finish

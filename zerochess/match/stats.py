@@ -109,6 +109,11 @@ class Sprt:
     elo1: float = 5.0
     alpha: float = 0.05
     beta: float = 0.05
+    min_games: int = 20
+    """The test decides only from this many games on. Its normal approximation needs a
+    sample: with a wide elo1, a handful of colour-swapped pairs won twice have so small a
+    variance that the LLR crosses a bound (a 400-node screen accepted H1 after 7 pairs, and
+    40 games at the time control then found no difference: docs/teacher.md)."""
 
     @property
     def bounds(self) -> tuple[float, float]:
@@ -131,8 +136,11 @@ class Sprt:
         s0, s1 = score_from_elo(self.elo0), score_from_elo(self.elo1)
         return n * (s1 - s0) * (2 * mean - s0 - s1) / (2 * var)
 
-    def decision(self, llr: float) -> str | None:
-        """'H1' (elo1 accepted), 'H0' (elo0 accepted) or None (keep playing)."""
+    def decision(self, llr: float, games: int | None = None) -> str | None:
+        """'H1' (elo1 accepted), 'H0' (elo0 accepted) or None (keep playing, and always
+        while fewer than ``min_games`` of ``games`` are played)."""
+        if games is not None and games < self.min_games:
+            return None
         low, high = self.bounds
         if llr >= high:
             return "H1"
