@@ -76,7 +76,8 @@ def test_sprt_llr():
     llr = sprt.llr([1] * 6 + [0.5] * 2 + [0] * 2)
     assert llr == pytest.approx(0.17337, abs=1e-4)
     assert sprt.bounds == pytest.approx((-2.944, 2.944), abs=1e-3)
-    assert sprt.decision(llr) is None and sprt.decision(3.0) == "H1" and sprt.decision(-3) == "H0"
+    assert sprt.decision(llr, 20) is None and sprt.decision(3.0, 20) == "H1"
+    assert sprt.decision(-3, 20) == "H0"
 
 
 def test_sprt_option_parses_min_games():

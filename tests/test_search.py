@@ -211,6 +211,7 @@ def test_fill_to_refills_the_batch_from_trees_with_playouts_left():
     assert sizes[0] == 2 + 2 * 8
     assert sizes[32] == 32
 
+
 def test_self_play_hooks():
     rng = np.random.default_rng(0)
     params = SearchParams(dirichlet_fraction=0.25, full_search_probability=0.3,

@@ -136,10 +136,10 @@ class Sprt:
         s0, s1 = score_from_elo(self.elo0), score_from_elo(self.elo1)
         return n * (s1 - s0) * (2 * mean - s0 - s1) / (2 * var)
 
-    def decision(self, llr: float, games: int | None = None) -> str | None:
+    def decision(self, llr: float, games: int) -> str | None:
         """'H1' (elo1 accepted), 'H0' (elo0 accepted) or None (keep playing, and always
-        while fewer than ``min_games`` of ``games`` are played)."""
-        if games is not None and games < self.min_games:
+        while fewer than ``min_games`` games are played)."""
+        if games < self.min_games:
             return None
         low, high = self.bounds
         if llr >= high:

@@ -259,8 +259,8 @@ class Actor:
         round, so fast and full searches, finished games and new games never leave the batch
         half empty; and a round whose searches leave room in the batch (searches ending,
         a root's first evaluation, cache hits) refills it from the other games' searches
-        (``run_round``'s ``fill_to``). Games still in flight when ``n_games`` have ended stay in their slots
-        and go on at the next call (an actor's chunks follow each other without a tail).
+        (``run_round``'s ``fill_to``). Games still in flight when ``n_games`` have ended
+        stay in their slots and go on at the next call (an actor's chunks follow each other without a tail).
         ``max_started`` caps the games this actor ever starts (a fixed number of games:
         the last ones then drain). ``cfg.search_schedule == "rounds"`` keeps the older
         round-synchronous schedule."""
