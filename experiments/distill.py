@@ -16,6 +16,7 @@ command continue after a kill (not bit-exact: the schedule is re-derived from th
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import time
@@ -25,6 +26,7 @@ import numpy as np
 import torch
 
 from zerochess.engine.checkpoint import load_checkpoint, save_checkpoint
+from zerochess.engine.models.transformer import deepen
 from zerochess.engine.network import NetworkConfig, build_model
 from zerochess.train.data.batches import csr_rows
 from zerochess.train.data.format import load_shard
@@ -117,6 +119,10 @@ def main() -> None:
     ap.add_argument("--layers", type=int, default=4)
     ap.add_argument("--heads", type=int, default=4)
     ap.add_argument("--init-from", type=Path, default=None, help="warm start from a checkpoint")
+    ap.add_argument("--deepen-to", type=int, default=None,
+                    help="with --init-from: append encoder layers up to this many, each starting "
+                         "as the identity (zero output projections), so the deeper network "
+                         "starts exactly where the checkpoint is")
     ap.add_argument("--minutes", type=float, default=20.0)
     ap.add_argument("--steps", type=int, default=None,
                     help="fixed number of steps instead of the --minutes probe (a probe on a "
@@ -132,6 +138,8 @@ def main() -> None:
     train, val = Packed(a.data, "train"), Packed(a.data, "val")
     if a.init_from:
         model, _ = load_checkpoint(a.init_from)
+        if a.deepen_to:
+            model = deepen(model, a.deepen_to)
     else:
         cfg = NetworkConfig(d_model=a.d_model, n_layers=a.layers, n_heads=a.heads,
                             d_ff=4 * a.d_model, policy_d=a.d_model, reach_mask=True)
@@ -177,7 +185,8 @@ def main() -> None:
             log.flush()
             score = m["policy_ce"] + m["value_ce"]
             meta = {"distill": vars(a) | {"data": str(a.data), "out": str(a.out),
-                                          "init_from": str(a.init_from)},
+                                          "init_from": str(a.init_from),
+                                          "network": dataclasses.asdict(model.config)},
                     "step": step, "val": m, "params": params}
             if score < best:
                 best = score

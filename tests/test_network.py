@@ -17,7 +17,7 @@ from zerochess.engine.checkpoint import (
     load_checkpoint,
     save_checkpoint,
 )
-from zerochess.engine.models.transformer import ChessTransformer, _underpromotion_tables
+from zerochess.engine.models.transformer import ChessTransformer, _underpromotion_tables, deepen
 from zerochess.engine.network import (
     POLICY_HEADS,
     PRESETS,
@@ -85,6 +85,26 @@ def test_every_parameter_learns(head):
     (loss + torch.nn.functional.cross_entropy(wdl, torch.tensor([0, 1, 2, 1]))).backward()
     dead = [n for n, p in model.named_parameters() if p.grad is None or not p.grad.any()]
     assert dead == []
+
+
+def test_deepen_keeps_the_function_and_the_new_layers_learn():
+    """Net2Net growth: the deepened network answers exactly as the original, and one
+    optimiser step moves the appended layers off the identity."""
+    model = fresh_network("tiny", seed=4).eval()
+    deeper = deepen(model, 4).eval()
+    assert deeper.config.n_layers == 4 and model.config.n_layers == 2
+    tokens = torch.randint(0, 44, (5, 72), dtype=torch.uint8)
+    with torch.no_grad():
+        for a, b in zip(model(tokens), deeper(tokens)):
+            torch.testing.assert_close(a, b, atol=0, rtol=0)
+    deeper.train()
+    opt = torch.optim.SGD(deeper.parameters(), lr=0.1)
+    policy, wdl = deeper(tokens)
+    torch.nn.functional.cross_entropy(wdl, torch.tensor([0, 1, 2, 1, 0])).backward()
+    opt.step()
+    assert deeper.layers[3].fc2.weight.abs().sum() > 0 and deeper.layers[3].proj.weight.abs().sum() > 0
+    with pytest.raises(ValueError, match="already has 2"):
+        deepen(model, 2)
 
 
 def test_presets():

@@ -21,6 +21,7 @@ beyond the head split SDPA needs; that is where eager ``nn.TransformerEncoder`` 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import torch
@@ -259,6 +260,28 @@ class ChessTransformer(PolicyValueModel):
             S, D = N_SQUARES, cfg.policy_d
             policy = 2 * S * C * D + 2 * S * D * 2 * D + 2 * S * S * D + 2 * 8 * D * 3
         return cfg.n_layers * per_layer + value + policy
+
+
+def deepen(model: ChessTransformer, n_layers: int) -> ChessTransformer:
+    """The same network with encoder layers appended up to ``n_layers``, as the identity.
+
+    The layers are pre-norm residual blocks, x + proj(attn(...)) and x + fc2(mlp(...)): with
+    ``proj`` and ``fc2`` zero a new block returns its input, so the deeper network computes
+    exactly what the checkpoint did and training adds what the extra depth can learn
+    (Net2Net's function-preserving growth) instead of starting from nothing.
+    """
+    cfg = model.config
+    if n_layers <= cfg.n_layers:
+        raise ValueError(f"deepen to {n_layers} layers: the network already has {cfg.n_layers}")
+    deeper = ChessTransformer(dataclasses.replace(cfg, n_layers=n_layers))
+    missing, unexpected = deeper.load_state_dict(model.state_dict(), strict=False)
+    assert not unexpected and all(k.startswith("layers.") for k in missing), (missing, unexpected)
+    with torch.no_grad():
+        for layer in deeper.layers[cfg.n_layers:]:
+            for lin in (layer.proj, layer.fc2):
+                lin.weight.zero_()
+                lin.bias.zero_()
+    return deeper
 
 
 #: What ``zerochess.engine.network.build_model`` builds for ``architecture="transformer"``.
