@@ -132,6 +132,8 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args()
+    if a.deepen_to and not a.init_from:
+        ap.error("--deepen-to grows the --init-from checkpoint: give both")
     torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
     a.out.mkdir(parents=True, exist_ok=True)
