@@ -62,8 +62,11 @@ def test_search_options_take_their_defaults_from_the_search_parameters():
     for option in tied:
         field = option.sets.partition(".")[2]
         assert option.default == getattr(ENGINE_PARAMS, field), option.name
-    # every field but the cache size is the library's own default
-    assert ENGINE_PARAMS.replace(hash_mb=SearchParams().hash_mb) == SearchParams()
+    # every field but the cache size and the minibatch (small for a CPU at a clock, chosen
+    # by match: docs/teacher.md) is the library's own default
+    library = SearchParams()
+    assert (ENGINE_PARAMS.hash_mb, ENGINE_PARAMS.minibatch) == (64, 8)
+    assert ENGINE_PARAMS.replace(hash_mb=library.hash_mb, minibatch=library.minibatch) == library
 
 
 def test_search_params_carry_the_option_values():
