@@ -17,9 +17,11 @@ Faithfulness: KL(torch-fp32 || runtime) of the legal priors on 512 positions of 
 python-chess games (mean: the criterion, < 1e-3; and max) and max |WDL difference|
 (criterion < 1e-2).
 
-Search: nodes/s of the engine's search (``Search``, MinibatchSize 32: the engine's
-default) for a fixed time on each of 4 positions without a forced mate, interleaved the same way; what the
-engine's ``info nps`` shows.
+Search: nodes/s of the engine's search (``Search`` with the engine's own parameters,
+``ENGINE_PARAMS``: MinibatchSize 8, unless ``--minibatch``) for a fixed time on each of 4
+positions without a forced mate, interleaved the same way; what the engine's ``info nps``
+shows. With more than one thread count, a last table gives the median ratio of each count's
+nodes/s to the first count's, per runtime: the measure behind the README's ``Threads`` advice.
 
 torch-bf16 is measured only where the CPU has native bf16 matmuls (AVX512-BF16/AMX);
 elsewhere bf16 is emulated and several times slower than fp32, unless named in --runtimes.
@@ -56,10 +58,10 @@ def serve(args) -> None:
     """Answer the driver's JSON commands on stdin with JSON lines on stdout."""
     from zerochess.engine.backends import make_evaluator
     from zerochess.engine.board import Board
-    from zerochess.search.params import SearchParams
     from zerochess.search.results import SearchLimits
     from zerochess.search.search import Search
     from zerochess.tools.bench import OPEN_FENS
+    from zerochess.uci.options import ENGINE_PARAMS
 
     ev = make_evaluator(args.network, device="cpu", threads=args.threads, runtime=args.worker)
     batches: dict[int, tuple] = {}
@@ -83,7 +85,10 @@ def serve(args) -> None:
             np.savez(cmd["out"], priors=priors, wdl=wdl, offsets=offsets)
             out = {"saved": cmd["out"]}
         elif cmd["cmd"] == "search":
-            search = Search(ev, SearchParams(seed=0, hash_mb=16))
+            params = ENGINE_PARAMS.replace(seed=0)
+            if cmd.get("minibatch"):
+                params = params.replace(minibatch=cmd["minibatch"])
+            search = Search(ev, params)
             limit = cmd["seconds"]
             nodes = evals = 0
             elapsed = 0.0
@@ -165,7 +170,8 @@ def measure_network(network: str, args) -> None:
                 for i in range(len(workers)):
                     w = workers[(i + rep) % len(workers)]
                     nps.setdefault((w.runtime, w.threads), []).append(
-                        w.ask(cmd="search", seconds=args.search_seconds))
+                        w.ask(cmd="search", seconds=args.search_seconds,
+                              minibatch=args.minibatch))
         faith = {}
         with tempfile.TemporaryDirectory() as tmp:
             outputs = {}
@@ -200,7 +206,9 @@ def measure_network(network: str, args) -> None:
         print(f"  {r:11s} {f['kl_mean']:.1e} / {f['kl_max']:.1e}, {f['wdl_max']:.1e}  "
               f"{'faithful' if ok else 'NOT faithful'}")
     if nps:
-        print(f"search: nodes/s, 4 positions x {args.search_seconds:g} s, MinibatchSize 32, "
+        from zerochess.uci.options import ENGINE_PARAMS
+        minibatch = args.minibatch or ENGINE_PARAMS.minibatch
+        print(f"search: nodes/s, 4 positions x {args.search_seconds:g} s, MinibatchSize {minibatch}, "
               f"median of {args.repeats}; [ratio to {BASELINE}]; network evaluations/s")
         for t in args.threads:
             base = [x["nps"] for x in nps[(BASELINE, t)]]
@@ -209,6 +217,16 @@ def measure_network(network: str, args) -> None:
                 ratio = statistics.median(x["nps"] / y for x, y in zip(runs, base))
                 print(f"{t:7d}  {r:11s}{statistics.median(x['nps'] for x in runs):9,.0f} "
                       f"[{ratio:4.2f}x] {statistics.median(x['evals_s'] for x in runs):9,.0f}")
+        if len(args.threads) > 1:
+            first = args.threads[0]
+            print(f"search: median ratio of nodes/s to {first} thread(s), same runtime (Threads)")
+            for t in args.threads[1:]:
+                cells = ""
+                for r in runtimes:
+                    ratio = statistics.median(x["nps"] / y["nps"]
+                                              for x, y in zip(nps[(r, t)], nps[(r, first)]))
+                    cells += f"  {r} {ratio:4.2f}x"
+                print(f"{t:7d} threads{cells}")
 
 
 def main() -> None:
@@ -222,6 +240,8 @@ def main() -> None:
     ap.add_argument("--slice", type=float, default=0.25, help="seconds per timed figure")
     ap.add_argument("--search-seconds", type=float, default=0.5,
                     help="per position and repeat; 0: no search figures")
+    ap.add_argument("--minibatch", type=int, default=0,
+                    help="search figures: leaves per evaluator call (default: the engine's)")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     args = ap.parse_args()
     args.threads = [int(t) for t in args.threads.split(",")]
