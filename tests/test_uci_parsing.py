@@ -91,7 +91,14 @@ def test_time_allocation_never_plans_to_flag():
                              True, overhead_ms=50)
                 assert 0 <= b.optimum <= b.maximum
                 assert b.maximum * 1000 <= max(0, clock - 50) * 0.8 + 1e-6
-    assert allocate(GoParams(movetime=500), True, 50) == Budget(0.45, 0.45)
+            for slow in (0.5, 2.0, 10.0):    # SlowMover scales the plan, never the caps
+                b = allocate(GoParams(wtime=clock, btime=clock, movestogo=mtg), True, 50,
+                             slow_mover=slow)
+                assert b.maximum * 1000 <= max(0, clock - 50) * 0.8 + 1e-6
+    go = GoParams(wtime=60_000, btime=60_000, winc=100, binc=100)
+    assert allocate(go, True, 50, ply=10, slow_mover=2.0).optimum == \
+        pytest.approx(2 * allocate(go, True, 50, ply=10).optimum)
+    assert allocate(GoParams(movetime=500), True, 50, slow_mover=3.0) == Budget(0.45, 0.45)
     assert allocate(GoParams(), True, 50) is None
     assert allocate(GoParams(wtime=1000, btime=2000), False, 0).optimum > \
         allocate(GoParams(wtime=1000, btime=2000), True, 0).optimum

@@ -46,8 +46,13 @@ class Budget:
     maximum: float   # seconds
 
 
-def allocate(params: GoParams, white_to_move: bool, overhead_ms: int, ply: int = 0) -> Optional[Budget]:
-    """The time budget for one move, or None when the clock does not limit the search."""
+def allocate(params: GoParams, white_to_move: bool, overhead_ms: int, ply: int = 0,
+             slow_mover: float = 1.0) -> Optional[Budget]:
+    """The time budget for one move, or None when the clock does not limit the search.
+
+    ``slow_mover`` (the UCI option ``SlowMover`` / 100, after the option of that name in
+    Stockfish's and Leela's past) scales the planned time of a move; the caps below still
+    hold, so a larger value spends more of the clock early and never plans to flag."""
     if params.movetime is not None:
         seconds = max(0.0, (params.movetime - overhead_ms) / 1000.0)
         return Budget(seconds, seconds)
@@ -59,7 +64,7 @@ def allocate(params: GoParams, white_to_move: bool, overhead_ms: int, ply: int =
     # Moves still to play in this time control: what the GUI says, else an estimate that
     # shrinks as the game goes on (but assumes the game lasts at least 20 more moves).
     moves_left = params.movestogo if params.movestogo else max(20, 50 - ply // 4)
-    optimum = available / moves_left + 0.75 * inc
+    optimum = (available / moves_left + 0.75 * inc) * slow_mover
     # Never plan to use more than a fifth of what is left on one move, nor more than the
     # clock minus a safety share when movestogo is 1.
     cap = available * (0.8 if params.movestogo == 1 else 0.2)

@@ -210,7 +210,8 @@ class _SearchJob:
     def _make_stopper(self) -> Stopper:
         opts = self.loop.options
         budget = None if self.params.ponder else allocate(
-            self.params, self.board.turn, opts["MoveOverhead"], len(self.board))
+            self.params, self.board.turn, opts["MoveOverhead"], len(self.board),
+            slow_mover=opts["SlowMover"] / 100.0)
         return Stopper(self.params, budget, fixed_nodes=opts["Nodes"])
 
     def start(self):

@@ -122,6 +122,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("Backend", "combo", RUNTIMES[0], RUNTIME_HELP, choices=RUNTIMES),
     Option("MoveOverhead", "spin", 100, "Milliseconds kept back per move for the GUI and "
            "pipes (raise it if the engine ever loses on time).", 0, 10000),
+    Option("SlowMover", "spin", 100, "Percent of the planned time per move the engine "
+           "spends (more: deeper early moves, less left for later; the caps that keep a "
+           "move from flagging hold at any value).", 10, 1000),
     search_option("MultiPV", "multipv", "Number of principal variations reported.", 1, 64),
     Option("Ponder", "check", False, "Think on the opponent's time (the GUI decides when)."),
     Option("UCI_ShowWDL", "check", False, "Add 'wdl W D L' (per mille) to info lines. Off by "
