@@ -142,24 +142,34 @@ def test_ray_iteration_equals_the_process_backends(ray_cluster, init_ckpt, tmp_p
 
 
 def test_ray_killed_actor_loses_only_its_games(ray_cluster, init_ckpt, tmp_path):
-    cfg = ACTORS_ONLY.replace(workers=2, backend="ray", games_per_iteration=12, threads=1)
+    cfg = ACTORS_ONLY.replace(workers=2, backend="ray", games_per_iteration=16, threads=1)
     run = SelfPlayRun(cfg, tmp_path / "run", init_ckpt)
-    seen = {}
+    seen, killed = {}, []
 
     def progress(event, data):
-        if event == "game" and not seen:
-            backend = run.fleet.backend
+        if event != "game":
+            return
+        backend = run.fleet.backend
+        if not seen:
             # no shared directory: each actor works in a temporary directory of its own
             for a, handle in backend.handles.items():
                 node, cwd, private = ray_cluster.get(handle.where.remote())
                 seen[a] = (cwd, private)
-            backend.kill(0)
+        elif not killed:
+            # Kill an actor whose chunk is still being played (an idle actor's death loses
+            # nothing, and a Ray actor answers where() only between chunks).
+            busy = [t.actor for f, t in list(backend.futures.items())
+                    if not ray_cluster.wait([f], timeout=0)[0]]
+            if busy:
+                backend.kill(busy[0])
+                killed.append(busy[0])
 
     summary = run.run(progress)
-    assert summary["games_total"] == 12
+    assert killed, "no game ended while an actor had a chunk in flight"
+    assert summary["games_total"] == 16
     shards = shards_of(tmp_path / "run")
-    assert sum(s.games for s in shards) == 12
-    assert len({int(i) for s in shards for i in s["game_index"]}) == 12
+    assert sum(s.games for s in shards) == 16
+    assert len({int(i) for s in shards for i in s["game_index"]}) == 16
     run_dir = str((tmp_path / "run").resolve())
     assert len(seen) == 2 and len({cwd for cwd, _ in seen.values()}) == 2
     for cwd, private in seen.values():
