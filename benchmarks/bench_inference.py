@@ -85,10 +85,7 @@ def serve(args) -> None:
             np.savez(cmd["out"], priors=priors, wdl=wdl, offsets=offsets)
             out = {"saved": cmd["out"]}
         elif cmd["cmd"] == "search":
-            params = ENGINE_PARAMS.replace(seed=0)
-            if cmd.get("minibatch"):
-                params = params.replace(minibatch=cmd["minibatch"])
-            search = Search(ev, params)
+            search = Search(ev, ENGINE_PARAMS.replace(seed=0, minibatch=cmd["minibatch"]))
             limit = cmd["seconds"]
             nodes = evals = 0
             elapsed = 0.0
@@ -206,9 +203,7 @@ def measure_network(network: str, args) -> None:
         print(f"  {r:11s} {f['kl_mean']:.1e} / {f['kl_max']:.1e}, {f['wdl_max']:.1e}  "
               f"{'faithful' if ok else 'NOT faithful'}")
     if nps:
-        from zerochess.uci.options import ENGINE_PARAMS
-        minibatch = args.minibatch or ENGINE_PARAMS.minibatch
-        print(f"search: nodes/s, 4 positions x {args.search_seconds:g} s, MinibatchSize {minibatch}, "
+        print(f"search: nodes/s, 4 positions x {args.search_seconds:g} s, MinibatchSize {args.minibatch}, "
               f"median of {args.repeats}; [ratio to {BASELINE}]; network evaluations/s")
         for t in args.threads:
             base = [x["nps"] for x in nps[(BASELINE, t)]]
@@ -252,6 +247,9 @@ def main() -> None:
         return
     import onnxruntime
     import torch
+
+    from zerochess.uci.options import ENGINE_PARAMS
+    args.minibatch = args.minibatch or ENGINE_PARAMS.minibatch  # resolved once, sent to workers
 
     print(f"{cpu_description()}; torch {torch.__version__}, onnxruntime {onnxruntime.__version__}")
     for network in args.networks.split(","):
