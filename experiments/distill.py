@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from zerochess.engine.checkpoint import load_checkpoint, save_checkpoint
-from zerochess.engine.models.transformer import deepen
+from zerochess.engine.models.transformer import deepen, with_attention_bias
 from zerochess.engine.network import NetworkConfig, build_model
 from zerochess.train.data.batches import csr_rows
 from zerochess.train.data.format import load_shard
@@ -123,6 +123,10 @@ def main() -> None:
                     help="with --init-from: append encoder layers up to this many, each starting "
                          "as the identity (zero output projections), so the deeper network "
                          "starts exactly where the checkpoint is")
+    ap.add_argument("--attention-bias", action="store_true",
+                    help="learnt square-to-square attention biases (NetworkConfig.attention_bias); "
+                         "with --init-from they are added at zero, so training starts where the "
+                         "checkpoint is")
     ap.add_argument("--minutes", type=float, default=20.0)
     ap.add_argument("--steps", type=int, default=None,
                     help="fixed number of steps instead of the --minutes probe (a probe on a "
@@ -142,9 +146,12 @@ def main() -> None:
         model, _ = load_checkpoint(a.init_from)
         if a.deepen_to:
             model = deepen(model, a.deepen_to)
+        if a.attention_bias and not model.config.attention_bias:
+            model = with_attention_bias(model)
     else:
         cfg = NetworkConfig(d_model=a.d_model, n_layers=a.layers, n_heads=a.heads,
-                            d_ff=4 * a.d_model, policy_d=a.d_model, reach_mask=True)
+                            d_ff=4 * a.d_model, policy_d=a.d_model, reach_mask=True,
+                            attention_bias=a.attention_bias)
         model = build_model(cfg)
     decay = [p for p in model.parameters() if p.dim() >= 2]
     rest = [p for p in model.parameters() if p.dim() < 2]

@@ -17,7 +17,12 @@ from zerochess.engine.checkpoint import (
     load_checkpoint,
     save_checkpoint,
 )
-from zerochess.engine.models.transformer import ChessTransformer, _underpromotion_tables, deepen
+from zerochess.engine.models.transformer import (
+    ChessTransformer,
+    _underpromotion_tables,
+    deepen,
+    with_attention_bias,
+)
 from zerochess.engine.network import (
     POLICY_HEADS,
     PRESETS,
@@ -105,6 +110,37 @@ def test_deepen_keeps_the_function_and_the_new_layers_learn():
     assert deeper.layers[3].fc2.weight.abs().sum() > 0 and deeper.layers[3].proj.weight.abs().sum() > 0
     with pytest.raises(ValueError, match="already has 2"):
         deepen(model, 2)
+
+
+def test_attention_bias_keeps_the_function_then_learns_and_both_attention_paths_agree():
+    """Growing the biases answers exactly as before; a step moves them off zero; with
+    non-zero biases SDPA (training) and the explicit matmuls (CPU inference) still agree."""
+    model = fresh_network("tiny", seed=5, dropout=0.0).eval()
+    grown = with_attention_bias(model).eval()
+    assert grown.config.attention_bias and not model.config.attention_bias
+    tokens = torch.randint(0, 44, (5, 72), dtype=torch.uint8)
+    with torch.no_grad():
+        for a, b in zip(model(tokens), grown(tokens)):
+            torch.testing.assert_close(a, b, atol=0, rtol=0)
+    grown.train()
+    opt = torch.optim.SGD(grown.parameters(), lr=1.0)
+    policy, wdl = grown(tokens)
+    (torch.nn.functional.cross_entropy(wdl, torch.tensor([0, 1, 2, 1, 0]))
+     + torch.nn.functional.cross_entropy(policy, torch.tensor([12, 800, 3000, 4100, 77]))).backward()
+    opt.step()
+    for layer in grown.layers:
+        assert layer.attn_bias.shape == (4, 72, 72) and layer.attn_bias.abs().sum() > 0
+    with torch.no_grad():
+        for layer in grown.layers:
+            layer.attn_bias.normal_(0, 2.0)  # large enough to change every attention map
+        train_out = grown.train()(tokens)
+        eval_out = grown.eval()(tokens)
+        unbiased = model(tokens)
+    for a, b, c in zip(train_out, eval_out, unbiased):
+        torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-4)
+        assert (b - c).abs().max() > 1e-3
+    with pytest.raises(ValueError, match="already has attention biases"):
+        with_attention_bias(grown)
 
 
 def test_presets():

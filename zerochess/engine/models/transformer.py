@@ -6,7 +6,8 @@ Shape of the network (seed §1.4, with Leela Chess Zero's attention policy as an
       -> token embedding + position embedding       (B, T, C)
            squares 0..63: rank_embed[s // 8] + file_embed[s % 8]  (factored: a1 and a2
            share a file vector without learning it); tokens 64..71: one flag embedding each
-      -> n_layers pre-norm encoder layers (fused QKV, scaled_dot_product_attention, GELU MLP)
+      -> n_layers pre-norm encoder layers (fused QKV, scaled_dot_product_attention, GELU MLP;
+           optionally a learnt square-to-square bias on each head's attention logits)
       -> final LayerNorm                            (B, T, C)
       -> value head on the mean-pooled tokens       (B, 3) loss/draw/win logits
       -> policy head                                (B, POLICY_SIZE) logits
@@ -72,8 +73,9 @@ def _underpromotion_tables() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     return torch.tensor(frm), torch.tensor(to), torch.tensor(piece)
 
 
-def _cpu_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-    """softmax(q k^T / sqrt(D)) v with plain batched matmuls, for CPU inference.
+def _cpu_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                   bias: torch.Tensor | None = None) -> torch.Tensor:
+    """softmax(q k^T / sqrt(D) + bias) v with plain batched matmuls, for CPU inference.
 
     At T = 72 and D = 32 the CPU flash-attention kernel behind scaled_dot_product_attention
     (tiled for long sequences) is slower than two bmm calls and a softmax: measured 1.4x
@@ -83,7 +85,10 @@ def _cpu_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.T
     """
     scale = q.shape[-1] ** -0.5
     att = torch.matmul(q.contiguous(), k.transpose(-2, -1).contiguous())  # (B, H, T, T)
-    att = att.mul_(scale).softmax(dim=-1)
+    att = att.mul_(scale)
+    if bias is not None:
+        att = att.add_(bias)  # (H, T, T) broadcast over the batch
+    att = att.softmax(dim=-1)
     return torch.matmul(att, v.contiguous())  # (B, H, T, D)
 
 
@@ -101,6 +106,9 @@ class EncoderLayer(nn.Module):
         self.fc1 = nn.Linear(cfg.d_model, cfg.d_ff)
         self.fc2 = nn.Linear(cfg.d_ff, cfg.d_model)
         self.drop = nn.Dropout(cfg.dropout)
+        # Zero at the start: the layer attends exactly as one without the bias would.
+        self.attn_bias = (nn.Parameter(torch.zeros(cfg.n_heads, cfg.seq_len, cfg.seq_len))
+                          if cfg.attention_bias else None)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         B, T, C = x.shape
@@ -108,9 +116,10 @@ class EncoderLayer(nn.Module):
         q, k, v = self.qkv(self.ln1(x)).view(B, T, 3, H, C // H).permute(2, 0, 3, 1, 4)  # 3x (B, H, T, D)
         if self.training or not x.is_cpu:
             p = self.dropout if self.training else 0.0
-            y = F.scaled_dot_product_attention(q, k, v, dropout_p=p)  # (B, H, T, D)
+            bias = None if self.attn_bias is None else self.attn_bias.to(q.dtype)
+            y = F.scaled_dot_product_attention(q, k, v, attn_mask=bias, dropout_p=p)  # (B, H, T, D)
         else:
-            y = _cpu_attention(q, k, v)  # (B, H, T, D)
+            y = _cpu_attention(q, k, v, self.attn_bias)  # (B, H, T, D)
         y = y.transpose(1, 2).reshape(B, T, C)  # (B, T, C)
         x = x + self.drop(self.proj(y))
         x = x + self.drop(self.fc2(F.gelu(self.fc1(self.ln2(x)))))  # (B, T, C)
@@ -282,6 +291,22 @@ def deepen(model: ChessTransformer, n_layers: int) -> ChessTransformer:
                 lin.weight.zero_()
                 lin.bias.zero_()
     return deeper
+
+
+def with_attention_bias(model: ChessTransformer) -> ChessTransformer:
+    """The same network with ``attention_bias`` switched on, computing exactly what it did.
+
+    The new biases start at zero, so the grown network answers as the checkpoint does and
+    training adds what square-to-square attention terms can learn, the way ``deepen`` adds
+    depth: a trained network gains the biases without starting over.
+    """
+    cfg = model.config
+    if cfg.attention_bias:
+        raise ValueError("the network already has attention biases")
+    grown = ChessTransformer(dataclasses.replace(cfg, attention_bias=True))
+    missing, unexpected = grown.load_state_dict(model.state_dict(), strict=False)
+    assert not unexpected and all(k.endswith(".attn_bias") for k in missing), (missing, unexpected)
+    return grown
 
 
 #: What ``zerochess.engine.network.build_model`` builds for ``architecture="transformer"``.
