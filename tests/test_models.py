@@ -46,7 +46,7 @@ class _Toy(PolicyValueModel):
         self.policy = nn.Linear(cfg.d_model, cfg.policy_size)
         self.value = nn.Linear(cfg.d_model, 3)
 
-    def forward(self, tokens):
+    def forward(self, tokens, legal_only=False):
         x = self.embed(tokens.long()).mean(dim=1)
         return self.policy(x), self.value(x)
 

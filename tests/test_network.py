@@ -143,6 +143,23 @@ def test_attention_bias_keeps_the_function_then_learns_and_both_attention_paths_
         with_attention_bias(grown)
 
 
+def test_legal_only_changes_no_legal_logit_and_skips_the_reach_mask():
+    """The evaluators ask for legal_only: every legal move's logit and the WDL are exactly
+    the full forward's, and the reach mask (which only touches the other moves) is gone."""
+    model = load_network(None, "cpu").model
+    assert model.config.reach_mask
+    boards = [Board(f) for f in FENS]
+    tokens = torch.from_numpy(np.stack([encoding.encode_board(b) for b in boards]))
+    with torch.no_grad():
+        full, full_wdl = model(tokens)
+        fast, fast_wdl = model(tokens, legal_only=True)
+    torch.testing.assert_close(fast_wdl, full_wdl, atol=0, rtol=0)
+    for i, b in enumerate(boards):
+        legal = torch.from_numpy(encoding.legal_move_indices(b).astype(np.int64))
+        torch.testing.assert_close(fast[i, legal], full[i, legal], atol=0, rtol=0)
+    assert (full == -1e4).any() and not (fast == -1e4).any()
+
+
 def test_presets():
     small = NetworkConfig.preset("small")
     assert (small.d_model, small.n_layers, small.n_heads, small.d_ff) == (256, 6, 8, 1024)

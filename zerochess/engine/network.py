@@ -59,8 +59,11 @@ def architectures() -> tuple[str, ...]:
 class PolicyValueModel(nn.Module):
     """The interface every architecture implements (see the module docstring).
 
-    ``forward(tokens (B, T) uint8) -> (policy logits (B, P), WDL logits (B, 3))``, WDL in
-    (loss, draw, win) order from the side to move. Subclasses set ``self.config``.
+    ``forward(tokens (B, T) uint8, legal_only=False) -> (policy logits (B, P), WDL logits
+    (B, 3))``, WDL in (loss, draw, win) order from the side to move. Subclasses set
+    ``self.config``. ``legal_only=True`` says the caller reads only the logits of legal
+    moves (the search's evaluators do): the model may then skip work that changes nothing
+    but the other logits, and those are unspecified.
     """
 
     config: "NetworkConfig"

@@ -37,7 +37,7 @@ logger = logging.getLogger(__name__)
 __all__ = ["OnnxEvaluator", "cache_dir", "export_onnx", "network_key", "onnx_available"]
 
 #: Bumped when the exported graph changes meaning (inputs, outputs, ``_exportable``).
-EXPORT_FORMAT = "zerochess-onnx-1"
+EXPORT_FORMAT = "zerochess-onnx-2"
 OPSET = 17
 #: Cache files kept (the most recently used); self-play loads a new checkpoint often.
 CACHE_ENTRIES = 16
@@ -71,7 +71,10 @@ def cache_dir() -> Path:
 
 
 def _exportable(model):
-    """The module exported: tokens (B, 72) uint8 -> policy logits (B, P), WDL probabilities (B, 3)."""
+    """The module exported: tokens (B, 72) uint8 -> policy logits (B, P), WDL probabilities (B, 3).
+
+    Only legal moves' logits are read (``legal_only``), so the graph leaves out what changes
+    nothing else, such as the reach mask."""
     import torch
 
     class Exportable(torch.nn.Module):
@@ -80,7 +83,7 @@ def _exportable(model):
             self.model = model
 
         def forward(self, tokens):
-            logits, wdl_logits = self.model(tokens)
+            logits, wdl_logits = self.model(tokens, legal_only=True)
             return logits.float(), torch.softmax(wdl_logits.float(), dim=-1)
 
     return Exportable().eval()
@@ -258,7 +261,8 @@ class OnnxEvaluator:
         return session
 
     def forward(self, tokens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Raw network outputs for a token batch: (policy logits [B, P], WDL probs [B, 3])."""
+        """Raw network outputs for a token batch: (policy logits [B, P], WDL probs [B, 3]);
+        only legal moves' logits are meaningful (``legal_only``)."""
         logits, wdl = self.session.run(None, {"tokens": np.ascontiguousarray(tokens)})
         return logits, wdl
 

@@ -193,11 +193,12 @@ class TorchEvaluator:
         return staged.to(self.device, non_blocking=True)
 
     def forward(self, tokens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Raw network outputs for a token batch: (policy logits [B, P], WDL probs [B, 3])."""
+        """Raw network outputs for a token batch: (policy logits [B, P], WDL probs [B, 3]);
+        only legal moves' logits are meaningful (``legal_only``)."""
         import torch
 
         with torch.inference_mode():
-            logits, wdl_logits = self.model(self._upload(tokens))
+            logits, wdl_logits = self.model(self._upload(tokens), legal_only=True)
             wdl = torch.softmax(wdl_logits.float(), dim=-1)
             return logits.float().cpu().numpy(), wdl.cpu().numpy()
 
@@ -211,7 +212,8 @@ class TorchEvaluator:
             return empty_outputs()
         flat = torch.from_numpy(index)
         with torch.inference_mode():
-            logits, wdl_logits = self.model(self._upload(np.ascontiguousarray(tokens)))
+            logits, wdl_logits = self.model(self._upload(np.ascontiguousarray(tokens)),
+                                            legal_only=True)
             picked = logits.reshape(-1)[flat.to(logits.device, non_blocking=True)]  # (N,)
             picked = picked.float().cpu().numpy()
             wdl = torch.softmax(wdl_logits.float(), dim=-1).cpu().numpy()  # (B, 3)

@@ -225,7 +225,8 @@ class ChessTransformer(PolicyValueModel):
         squares = self.rank_embed(self.sq_rank) + self.file_embed(self.sq_file)  # (64, C)
         return torch.cat([squares, self.flag_embed.weight], dim=0)  # (T, C)
 
-    def forward(self, tokens: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(self, tokens: torch.Tensor,
+                legal_only: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
         x = self.tok_embed(tokens.long()) + self.position_embedding()  # (B, T, C)
         for layer in self.layers:
             x = layer(x)  # (B, T, C)
@@ -234,7 +235,10 @@ class ChessTransformer(PolicyValueModel):
         x = self.norm(x.to(self.norm.weight.dtype))  # (B, T, C)
         pooled = x.mean(dim=1)  # (B, C)
         policy = self.policy_head(x, pooled)  # (B, P)
-        if self.config.reach_mask:
+        # The mask never touches a legal move (tested), so a caller that reads only legal
+        # logits skips it: its gathers over 4,168 moves were 1.3x the search's batch-8
+        # inference time with the tiny network in ONNX Runtime.
+        if self.config.reach_mask and not legal_only:
             policy = policy.masked_fill(~self.allowed_moves(tokens), -1e4)
         return policy, self.value_head(pooled)  # (B, P), (B, 3)
 
