@@ -252,6 +252,21 @@ def test_init_from_starts_at_the_checkpoints_weights(data, smoke_run, tmp_path):
     masked = Trainer(warm_cfg.replace(reach_mask=True), data, tmp_path / "masked")
     assert masked.net_cfg.reach_mask and not start.config.reach_mask
     assert all(torch.equal(v, masked.model.state_dict()[k]) for k, v in start.state_dict().items())
+    # attention_bias adds zero biases to a checkpoint without them (its weights kept); a
+    # run from a biased checkpoint keeps them, and refuses to drop them.
+    biased = Trainer(warm_cfg.replace(attention_bias=True), data, tmp_path / "biased")
+    assert biased.net_cfg.attention_bias and not start.config.attention_bias
+    state = biased.model.state_dict()
+    assert all(torch.equal(v, state[k]) for k, v in start.state_dict().items())
+    assert {k for k in state if k not in start.state_dict()} == {"layers.0.attn_bias", "layers.1.attn_bias"}
+    assert all(not state[k].any() for k in ("layers.0.attn_bias", "layers.1.attn_bias"))
+    biased.run()
+    again = Trainer(warm_cfg.replace(init_from=str(tmp_path / "biased" / "final.pt")), data,
+                    tmp_path / "again")
+    assert again.net_cfg.attention_bias
+    with pytest.raises(ValueError, match="would drop them"):
+        Trainer(warm_cfg.replace(init_from=str(tmp_path / "biased" / "final.pt"),
+                                 attention_bias=False), data, tmp_path / "dropped")
     # Resuming a warm-started run rebuilds the same architecture.
     Trainer(warm_cfg.replace(steps=1), data, tmp_path / "warm", resume=True)
     # A missing or damaged checkpoint is named, not a traceback.

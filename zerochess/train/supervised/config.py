@@ -24,6 +24,10 @@ class SuperviseConfig(ConfigFile):
     """Mask moves the piece on the from-square could never make (NetworkConfig.reach_mask);
     None keeps the preset's or the `init_from` checkpoint's setting. On by default: at equal
     compute it beat the unmasked network on every phase-1 metric (docs/training.md)."""
+    attention_bias: bool | None = None
+    """Learnt square-to-square attention biases (NetworkConfig.attention_bias); None keeps
+    the preset's (off) or the `init_from` checkpoint's setting. True with `init_from` adds
+    them, at zero, to a checkpoint without them: training starts from its exact function."""
     dropout: float | None = 0.0
     """Dropout; None keeps the preset's. 0 because phase 1 sees each sample about once (no
     overfitting to fight) and dropout doubles the CPU cost of a step."""
@@ -62,7 +66,7 @@ class SuperviseConfig(ConfigFile):
     """Warm start: begin from this network checkpoint's weights, with a fresh optimizer and
     schedule (nanoGPT's ``init_from``), to fine-tune a finished run on new settings. The
     checkpoint's architecture replaces `preset` and `policy_head`; `dropout` and `reach_mask`
-    (neither has parameters) still apply."""
+    (neither has parameters) still apply, and `attention_bias` True adds the biases."""
     seed: int = 0
     """Seeds the weights, dropout and the data order."""
     device: str = "auto"

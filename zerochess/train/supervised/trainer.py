@@ -65,7 +65,8 @@ class ResumeError(ValueError):
 
 
 def network_config(cfg: SuperviseConfig) -> NetworkConfig:
-    return NetworkConfig.preset(cfg.preset, **_overrides(cfg, ("policy_head", "dropout", "reach_mask")))
+    return NetworkConfig.preset(cfg.preset, **_overrides(
+        cfg, ("policy_head", "dropout", "reach_mask", "attention_bias")))
 
 
 def _overrides(cfg: SuperviseConfig, names: tuple[str, ...]) -> dict:
@@ -78,6 +79,16 @@ def initial_model(cfg: SuperviseConfig) -> PolicyValueModel:
     if cfg.init_from is None:
         return build_model(network_config(cfg))
     model, _ = load_checkpoint(cfg.init_from)
+    if cfg.attention_bias is not None and cfg.attention_bias != model.config.attention_bias:
+        if not cfg.attention_bias:
+            raise ValueError(f"{cfg.init_from} has learnt attention biases; attention_bias "
+                             "false would drop them (leave it unset)")
+        if model.config.architecture != "transformer":
+            raise ValueError("attention_bias is a transformer option; "
+                             f"{cfg.init_from} is a {model.config.architecture}")
+        from zerochess.engine.models.transformer import with_attention_bias
+
+        model = with_attention_bias(model)
     net_cfg = replace(model.config, **_overrides(cfg, ("dropout", "reach_mask")))
     if net_cfg != model.config:
         warm = build_model(net_cfg)
