@@ -92,21 +92,33 @@ def test_every_parameter_learns(head):
     assert dead == []
 
 
+def assert_same_function(model, grown):
+    """The grown network answers exactly as the original on random tokens (returned)."""
+    tokens = torch.randint(0, 44, (5, 72), dtype=torch.uint8)
+    with torch.no_grad():
+        for a, b in zip(model(tokens), grown(tokens)):
+            torch.testing.assert_close(a, b, atol=0, rtol=0)
+    return tokens
+
+
+def one_training_step(model, tokens, lr):
+    """One SGD step on a WDL and policy cross-entropy, in training mode."""
+    model.train()
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    policy, wdl = model(tokens)
+    (torch.nn.functional.cross_entropy(wdl, torch.tensor([0, 1, 2, 1, 0]))
+     + torch.nn.functional.cross_entropy(policy, torch.tensor([12, 800, 3000, 4100, 77]))).backward()
+    opt.step()
+
+
 def test_deepen_keeps_the_function_and_the_new_layers_learn():
     """Net2Net growth: the deepened network answers exactly as the original, and one
     optimiser step moves the appended layers off the identity."""
     model = fresh_network("tiny", seed=4).eval()
     deeper = deepen(model, 4).eval()
     assert deeper.config.n_layers == 4 and model.config.n_layers == 2
-    tokens = torch.randint(0, 44, (5, 72), dtype=torch.uint8)
-    with torch.no_grad():
-        for a, b in zip(model(tokens), deeper(tokens)):
-            torch.testing.assert_close(a, b, atol=0, rtol=0)
-    deeper.train()
-    opt = torch.optim.SGD(deeper.parameters(), lr=0.1)
-    policy, wdl = deeper(tokens)
-    torch.nn.functional.cross_entropy(wdl, torch.tensor([0, 1, 2, 1, 0])).backward()
-    opt.step()
+    tokens = assert_same_function(model, deeper)
+    one_training_step(deeper, tokens, lr=0.1)
     assert deeper.layers[3].fc2.weight.abs().sum() > 0 and deeper.layers[3].proj.weight.abs().sum() > 0
     with pytest.raises(ValueError, match="already has 2"):
         deepen(model, 2)
@@ -118,16 +130,8 @@ def test_attention_bias_keeps_the_function_then_learns_and_both_attention_paths_
     model = fresh_network("tiny", seed=5, dropout=0.0).eval()
     grown = with_attention_bias(model).eval()
     assert grown.config.attention_bias and not model.config.attention_bias
-    tokens = torch.randint(0, 44, (5, 72), dtype=torch.uint8)
-    with torch.no_grad():
-        for a, b in zip(model(tokens), grown(tokens)):
-            torch.testing.assert_close(a, b, atol=0, rtol=0)
-    grown.train()
-    opt = torch.optim.SGD(grown.parameters(), lr=1.0)
-    policy, wdl = grown(tokens)
-    (torch.nn.functional.cross_entropy(wdl, torch.tensor([0, 1, 2, 1, 0]))
-     + torch.nn.functional.cross_entropy(policy, torch.tensor([12, 800, 3000, 4100, 77]))).backward()
-    opt.step()
+    tokens = assert_same_function(model, grown)
+    one_training_step(grown, tokens, lr=1.0)
     for layer in grown.layers:
         assert layer.attn_bias.shape == (4, 72, 72) and layer.attn_bias.abs().sum() > 0
     with torch.no_grad():
