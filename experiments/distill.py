@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from zerochess.engine.checkpoint import load_checkpoint, save_checkpoint
-from zerochess.engine.models.transformer import deepen, with_attention_bias
+from zerochess.engine.models.transformer import deepen, grow
 from zerochess.engine.network import NetworkConfig, build_model
 from zerochess.train.data.batches import csr_rows
 from zerochess.train.data.format import load_shard
@@ -127,6 +127,9 @@ def main() -> None:
                     help="learnt square-to-square attention biases (NetworkConfig.attention_bias); "
                          "with --init-from they are added at zero, so training starts where the "
                          "checkpoint is")
+    ap.add_argument("--value-squares", type=int, default=0,
+                    help="channels per square of the value head's spatial path "
+                         "(NetworkConfig.value_squares); with --init-from it is added at zero")
     ap.add_argument("--minutes", type=float, default=20.0)
     ap.add_argument("--steps", type=int, default=None,
                     help="fixed number of steps instead of the --minutes probe (a probe on a "
@@ -146,12 +149,17 @@ def main() -> None:
         model, _ = load_checkpoint(a.init_from)
         if a.deepen_to:
             model = deepen(model, a.deepen_to)
+        changes = {}
         if a.attention_bias and not model.config.attention_bias:
-            model = with_attention_bias(model)
+            changes["attention_bias"] = True
+        if a.value_squares and not model.config.value_squares:
+            changes["value_squares"] = a.value_squares
+        if changes:
+            model = grow(model, **changes)
     else:
         cfg = NetworkConfig(d_model=a.d_model, n_layers=a.layers, n_heads=a.heads,
                             d_ff=4 * a.d_model, policy_d=a.d_model, reach_mask=True,
-                            attention_bias=a.attention_bias)
+                            attention_bias=a.attention_bias, value_squares=a.value_squares)
         model = build_model(cfg)
     decay = [p for p in model.parameters() if p.dim() >= 2]
     rest = [p for p in model.parameters() if p.dim() < 2]

@@ -21,7 +21,7 @@ from zerochess.engine.models.transformer import (
     ChessTransformer,
     _underpromotion_tables,
     deepen,
-    with_attention_bias,
+    grow,
 )
 from zerochess.engine.network import (
     POLICY_HEADS,
@@ -124,16 +124,19 @@ def test_deepen_keeps_the_function_and_the_new_layers_learn():
         deepen(model, 2)
 
 
-def test_attention_bias_keeps_the_function_then_learns_and_both_attention_paths_agree():
-    """Growing the biases answers exactly as before; a step moves them off zero; with
-    non-zero biases SDPA (training) and the explicit matmuls (CPU inference) still agree."""
+def test_grow_keeps_the_function_then_learns_and_both_attention_paths_agree():
+    """Growing attention biases and a spatial value path answers exactly as before; a step
+    moves them off zero; with non-zero biases SDPA (training) and the explicit matmuls (CPU
+    inference) still agree."""
     model = fresh_network("tiny", seed=5, dropout=0.0).eval()
-    grown = with_attention_bias(model).eval()
+    grown = grow(model, attention_bias=True, value_squares=4).eval()
     assert grown.config.attention_bias and not model.config.attention_bias
+    assert grown.config.value_squares == 4 and model.config.value_squares == 0
     tokens = assert_same_function(model, grown)
     one_training_step(grown, tokens, lr=1.0)
     for layer in grown.layers:
         assert layer.attn_bias.shape == (4, 72, 72) and layer.attn_bias.abs().sum() > 0
+    assert grown.value_squares[-1].weight.abs().sum() > 0
     with torch.no_grad():
         for layer in grown.layers:
             layer.attn_bias.normal_(0, 2.0)  # large enough to change every attention map
@@ -143,25 +146,13 @@ def test_attention_bias_keeps_the_function_then_learns_and_both_attention_paths_
     for a, b, c in zip(train_out, eval_out, unbiased):
         torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-4)
         assert (b - c).abs().max() > 1e-3
-    with pytest.raises(ValueError, match="already has attention biases"):
-        with_attention_bias(grown)
-
-
-def test_legal_only_changes_no_legal_logit_and_skips_the_reach_mask():
-    """The evaluators ask for legal_only: every legal move's logit and the WDL are exactly
-    the full forward's, and the reach mask (which only touches the other moves) is gone."""
-    model = load_network(None, "cpu").model
-    assert model.config.reach_mask
-    boards = [Board(f) for f in FENS]
-    tokens = torch.from_numpy(np.stack([encoding.encode_board(b) for b in boards]))
-    with torch.no_grad():
-        full, full_wdl = model(tokens)
-        fast, fast_wdl = model(tokens, legal_only=True)
-    torch.testing.assert_close(fast_wdl, full_wdl, atol=0, rtol=0)
-    for i, b in enumerate(boards):
-        legal = torch.from_numpy(encoding.legal_move_indices(b).astype(np.int64))
-        torch.testing.assert_close(fast[i, legal], full[i, legal], atol=0, rtol=0)
-    assert (full == -1e4).any() and not (fast == -1e4).any()
+    assert set(grown.head_modules()) == {"policy", "value"}
+    value_params = {id(p) for p in grown.head_modules()["value"].parameters()}
+    assert {id(p) for p in grown.value_squares.parameters()} <= value_params
+    with pytest.raises(ValueError, match="switches on what is off"):
+        grow(grown, attention_bias=True)
+    with pytest.raises(ValueError, match="cannot grow 'n_layers'"):
+        grow(model, n_layers=3)
 
 
 def test_presets():
@@ -176,7 +167,7 @@ def test_presets():
 
 
 @pytest.mark.parametrize("bad", [dict(policy_head="conv"), dict(n_heads=7), dict(n_layers=0),
-                                 dict(policy_size=4096)])
+                                 dict(policy_size=4096), dict(value_squares=-1)])
 def test_invalid_config_is_refused(bad):
     with pytest.raises(ValueError):
         NetworkConfig(**bad)
@@ -190,9 +181,10 @@ def test_config_dict_round_trip_rejects_unknown_fields():
 
 
 @pytest.mark.parametrize("head", POLICY_HEADS)
-@pytest.mark.parametrize("preset", ["tiny", "small"])
-def test_param_count_and_flops_match_the_model(preset, head):
-    cfg = NetworkConfig.preset(preset, policy_head=head)
+@pytest.mark.parametrize("preset,extra", [("tiny", {}), ("small", {}),
+                                          ("tiny", {"attention_bias": True, "value_squares": 8})])
+def test_param_count_and_flops_match_the_model(preset, extra, head):
+    cfg = NetworkConfig.preset(preset, policy_head=head, **extra)
     model = ChessTransformer(cfg).eval()
     assert param_count(cfg) == param_count(model) == sum(p.numel() for p in model.parameters())
     with FlopCounterMode(display=False) as counter, torch.inference_mode():

@@ -51,25 +51,27 @@ def test_outputs_match_torch_fp32_on_real_positions(pair, size):
     assert np.abs(ref_p - np.repeat(1.0 / counts, counts)).max() > 1e-2
 
 
-def test_attention_biases_export_faithfully(tmp_path):
-    """A network with learnt attention biases (non-zero, as after training) runs the same
-    in ONNX Runtime as in torch fp32."""
+def test_attention_biases_and_spatial_value_export_faithfully(tmp_path):
+    """A network with learnt attention biases and a spatial value path (non-zero, as after
+    training) runs the same in ONNX Runtime as in torch fp32."""
     import torch
 
     from zerochess.engine.api import Network
-    from zerochess.engine.models.transformer import with_attention_bias
+    from zerochess.engine.models.transformer import grow
 
-    model = with_attention_bias(load_network(None, "cpu").model)
+    model = grow(load_network(None, "cpu").model, attention_bias=True, value_squares=8)
     with torch.no_grad():
         for layer in model.layers:
             layer.attn_bias.normal_(0, 1.0)
+        model.value_squares[-1].weight.normal_(0, 0.1)
     network = Network(model)
     batch = batch_of(random_fens(20, seed=9))
     ref_p, ref_w = TorchEvaluator(network, "cpu", precision="fp32").evaluate(*batch)
-    plain_p, _ = TorchEvaluator(load_network(None, "cpu"), "cpu", precision="fp32").evaluate(*batch)
+    plain_p, plain_w = TorchEvaluator(load_network(None, "cpu"), "cpu", precision="fp32").evaluate(*batch)
     priors, wdl = OnnxEvaluator(network, threads=1, cache=tmp_path).evaluate(*batch)
     assert np.abs(priors - ref_p).max() < 1e-4 and np.abs(wdl - ref_w).max() < 1e-4
-    assert np.abs(plain_p - ref_p).max() > 1e-2  # the biases are in the exported graph
+    # the new parts are in the exported graph
+    assert np.abs(plain_p - ref_p).max() > 1e-2 and np.abs(plain_w - ref_w).max() > 1e-2
 
 
 def test_priors_are_distributions_over_the_legal_moves(pair):

@@ -132,6 +132,14 @@ class NetworkConfig:
     2 x 72 x 72 x n_heads parameters per layer and one add per attention map. False for
     checkpoints saved before the field existed."""
 
+    value_squares: int = 0
+    """Channels per square of the value head's spatial path; 0: none. The value head reads
+    the mean of the 64 square vectors, which forgets where things stand; with K > 0 each
+    square's vector is also projected to K numbers and the 64 x K of them, in board order,
+    are mapped back to the pooled width and added (Lc0's value head flattens per-square
+    channels the same way). The last map starts at zero, so a trained network grown with
+    it keeps its function. 0 for checkpoints saved before the field existed."""
+
     def __post_init__(self) -> None:
         if self.architecture not in architectures():
             raise ValueError(f"unknown architecture {self.architecture!r}; "
@@ -148,6 +156,8 @@ class NetworkConfig:
         for name in ("d_model", "n_layers", "n_heads", "d_ff", "policy_d"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
+        if self.value_squares < 0:
+            raise ValueError(f"value_squares must be 0 or positive, got {self.value_squares}")
 
     @classmethod
     def preset(cls, name: str, **overrides) -> "NetworkConfig":

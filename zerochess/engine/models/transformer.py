@@ -187,6 +187,11 @@ class ChessTransformer(PolicyValueModel):
         self.value_head = nn.Sequential(
             nn.Linear(C, C), nn.GELU(), nn.Dropout(cfg.dropout), nn.Linear(C, 3)
         )
+        # Spatial value path (value_squares > 0): square vectors -> K channels each -> the
+        # 64 x K of them in board order -> added to the pooled vector the value head reads.
+        self.value_squares = (nn.Sequential(
+            nn.Linear(C, cfg.value_squares), nn.GELU(), nn.Flatten(1),
+            nn.Linear(N_SQUARES * cfg.value_squares, C)) if cfg.value_squares else None)
         head = PooledPolicyHead if cfg.policy_head == "pooled" else AttentionPolicyHead
         self.policy_head = head(cfg)
         if cfg.reach_mask:
@@ -200,6 +205,8 @@ class ChessTransformer(PolicyValueModel):
             self.register_buffer("from_sq", torch.arange(N_FROM_TO) // N_SQUARES, persistent=False)
             self.register_buffer("to_sq", torch.arange(N_FROM_TO) % N_SQUARES, persistent=False)
         self.apply(self._init_weights)
+        if self.value_squares is not None:
+            nn.init.zeros_(self.value_squares[-1].weight)  # adds nothing until it learns
 
     def allowed_moves(self, tokens: torch.Tensor) -> torch.Tensor:
         """(B, POLICY_SIZE) bool: the moves ``reach_mask`` keeps for these positions."""
@@ -240,15 +247,21 @@ class ChessTransformer(PolicyValueModel):
         # inference time with the tiny network in ONNX Runtime.
         if self.config.reach_mask and not legal_only:
             policy = policy.masked_fill(~self.allowed_moves(tokens), -1e4)
-        return policy, self.value_head(pooled)  # (B, P), (B, 3)
+        value_in = pooled
+        if self.value_squares is not None:
+            value_in = pooled + self.value_squares(x[:, :N_SQUARES])  # (B, C)
+        return policy, self.value_head(value_in)  # (B, P), (B, 3)
 
     def head_modules(self) -> dict[str, nn.Module]:
-        return {"policy": self.policy_head, "value": self.value_head}
+        value = self.value_head
+        if self.value_squares is not None:
+            value = nn.ModuleList([self.value_squares, self.value_head])
+        return {"policy": self.policy_head, "value": value}
 
     def fp32_modules(self) -> list[nn.Module]:
         # forward() casts the trunk's output to the final norm's dtype, so keeping the norm
         # fp32 too makes the heads see fp32 activations, not just fp32 weights.
-        return [self.norm, self.policy_head, self.value_head]
+        return [self.norm, *self.head_modules().values()]
 
     @classmethod
     def flops_per_position(cls, cfg: NetworkConfig) -> int:
@@ -267,6 +280,8 @@ class ChessTransformer(PolicyValueModel):
             + 2 * T * C * F_ * 2  # MLP up and down
         )
         value = 2 * C * C + 2 * C * 3
+        if cfg.value_squares:
+            value += 2 * N_SQUARES * C * cfg.value_squares + 2 * N_SQUARES * cfg.value_squares * C
         if cfg.policy_head == "pooled":
             policy = 2 * C * 2 * C + 2 * 2 * C * P
         else:
@@ -297,19 +312,31 @@ def deepen(model: ChessTransformer, n_layers: int) -> ChessTransformer:
     return deeper
 
 
-def with_attention_bias(model: ChessTransformer) -> ChessTransformer:
-    """The same network with ``attention_bias`` switched on, computing exactly what it did.
+#: Options whose new parameters start where they add nothing, so ``grow`` can switch them
+#: on in a trained network: {field: its parameters' names end with}.
+GROWABLE = {"attention_bias": ".attn_bias", "value_squares": "value_squares."}
 
-    The new biases start at zero, so the grown network answers as the checkpoint does and
-    training adds what square-to-square attention terms can learn, the way ``deepen`` adds
-    depth: a trained network gains the biases without starting over.
+
+def grow(model: ChessTransformer, **changes) -> ChessTransformer:
+    """The same network with more of it (``attention_bias=True``, ``value_squares=K``),
+    computing exactly what it did.
+
+    Each option's new parameters start at zero where they enter (the attention biases, the
+    spatial value path's last map), so the grown network answers as the checkpoint does and
+    training adds what the new parts can learn, as ``deepen`` does for depth: a trained
+    network gains them without starting over.
     """
     cfg = model.config
-    if cfg.attention_bias:
-        raise ValueError("the network already has attention biases")
-    grown = ChessTransformer(dataclasses.replace(cfg, attention_bias=True))
+    for name, value in changes.items():
+        if name not in GROWABLE:
+            raise ValueError(f"cannot grow {name!r}; growable: {sorted(GROWABLE)}")
+        if getattr(cfg, name) or not value:
+            raise ValueError(f"{name} is {getattr(cfg, name)!r} in the network; growing "
+                             f"switches on what is off")
+    grown = ChessTransformer(dataclasses.replace(cfg, **changes))
     missing, unexpected = grown.load_state_dict(model.state_dict(), strict=False)
-    assert not unexpected and all(k.endswith(".attn_bias") for k in missing), (missing, unexpected)
+    new = tuple(GROWABLE[name] for name in changes)
+    assert not unexpected and all(any(s in k for s in new) for k in missing), (missing, unexpected)
     return grown
 
 

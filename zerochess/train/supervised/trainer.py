@@ -86,9 +86,9 @@ def initial_model(cfg: SuperviseConfig) -> PolicyValueModel:
         if model.config.architecture != "transformer":
             raise ValueError("attention_bias is a transformer option; "
                              f"{cfg.init_from} is a {model.config.architecture}")
-        from zerochess.engine.models.transformer import with_attention_bias
+        from zerochess.engine.models.transformer import grow
 
-        model = with_attention_bias(model)
+        model = grow(model, attention_bias=True)
     net_cfg = replace(model.config, **_overrides(cfg, ("dropout", "reach_mask")))
     if net_cfg != model.config:
         warm = build_model(net_cfg)
