@@ -129,9 +129,8 @@ class NetworkConfig:
     the squares, so a head can look along a diagonal or a knight's jump without spending
     its query/key width on geometry (the position-to-position attention biases that
     "Mastering Chess with a Transformer Model", 2024, found to buy strength per FLOP).
-    2 x 72 x 72 x n_heads parameters per layer and one add per attention map. False for
+    n_heads x 72 x 72 parameters per layer and one add per attention map. False for
     checkpoints saved before the field existed."""
-
     value_squares: int = 0
     """Channels per square of the value head's spatial path; 0: none. The value head reads
     the mean of the 64 square vectors, which forgets where things stand; with K > 0 each

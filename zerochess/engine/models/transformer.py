@@ -313,7 +313,7 @@ def deepen(model: ChessTransformer, n_layers: int) -> ChessTransformer:
 
 
 #: Options whose new parameters start where they add nothing, so ``grow`` can switch them
-#: on in a trained network: {field: its parameters' names end with}.
+#: on in a trained network: {field: what the names of its parameters contain}.
 GROWABLE = {"attention_bias": ".attn_bias", "value_squares": "value_squares."}
 
 
