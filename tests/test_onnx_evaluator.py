@@ -59,7 +59,8 @@ def test_attention_biases_and_spatial_value_export_faithfully(tmp_path):
     from zerochess.engine.api import Network
     from zerochess.engine.models.transformer import grow
 
-    model = grow(load_network(None, "cpu").model, attention_bias=True, value_squares=8)
+    plain = load_network(shipped_network_path("zero"), "cpu")  # neither option: grow both
+    model = grow(plain.model, attention_bias=True, value_squares=8)
     with torch.no_grad():
         for layer in model.layers:
             layer.attn_bias.normal_(0, 1.0)
@@ -67,7 +68,7 @@ def test_attention_biases_and_spatial_value_export_faithfully(tmp_path):
     network = Network(model)
     batch = batch_of(random_fens(20, seed=9))
     ref_p, ref_w = TorchEvaluator(network, "cpu", precision="fp32").evaluate(*batch)
-    plain_p, plain_w = TorchEvaluator(load_network(None, "cpu"), "cpu", precision="fp32").evaluate(*batch)
+    plain_p, plain_w = TorchEvaluator(plain, "cpu", precision="fp32").evaluate(*batch)
     priors, wdl = OnnxEvaluator(network, threads=1, cache=tmp_path).evaluate(*batch)
     assert np.abs(priors - ref_p).max() < 1e-4 and np.abs(wdl - ref_w).max() < 1e-4
     # the new parts are in the exported graph
