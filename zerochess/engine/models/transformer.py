@@ -290,6 +290,15 @@ class ChessTransformer(PolicyValueModel):
         return cfg.n_layers * per_layer + value + policy
 
 
+def _rebuilt(model: ChessTransformer, is_new, **changes) -> ChessTransformer:
+    """A network of ``model``'s config with ``changes``, holding ``model``'s weights; only
+    parameters whose names ``is_new`` accepts may be left at their initial values."""
+    rebuilt = ChessTransformer(dataclasses.replace(model.config, **changes))
+    missing, unexpected = rebuilt.load_state_dict(model.state_dict(), strict=False)
+    assert not unexpected and all(is_new(k) for k in missing), (missing, unexpected)
+    return rebuilt
+
+
 def deepen(model: ChessTransformer, n_layers: int) -> ChessTransformer:
     """The same network with encoder layers appended up to ``n_layers``, as the identity.
 
@@ -301,9 +310,7 @@ def deepen(model: ChessTransformer, n_layers: int) -> ChessTransformer:
     cfg = model.config
     if n_layers <= cfg.n_layers:
         raise ValueError(f"deepen to {n_layers} layers: the network already has {cfg.n_layers}")
-    deeper = ChessTransformer(dataclasses.replace(cfg, n_layers=n_layers))
-    missing, unexpected = deeper.load_state_dict(model.state_dict(), strict=False)
-    assert not unexpected and all(k.startswith("layers.") for k in missing), (missing, unexpected)
+    deeper = _rebuilt(model, lambda name: name.startswith("layers."), n_layers=n_layers)
     with torch.no_grad():
         for layer in deeper.layers[cfg.n_layers:]:
             for lin in (layer.proj, layer.fc2):
@@ -333,11 +340,8 @@ def grow(model: ChessTransformer, **changes) -> ChessTransformer:
         if getattr(cfg, name) or not value:
             raise ValueError(f"{name} is {getattr(cfg, name)!r} in the network; growing "
                              f"switches on what is off")
-    grown = ChessTransformer(dataclasses.replace(cfg, **changes))
-    missing, unexpected = grown.load_state_dict(model.state_dict(), strict=False)
     new = tuple(GROWABLE[name] for name in changes)
-    assert not unexpected and all(any(s in k for s in new) for k in missing), (missing, unexpected)
-    return grown
+    return _rebuilt(model, lambda key: any(part in key for part in new), **changes)
 
 
 #: What ``zerochess.engine.network.build_model`` builds for ``architecture="transformer"``.
