@@ -141,7 +141,7 @@ def test_reach_mask_leaves_the_searchs_priors_unchanged(precision):
     np.testing.assert_array_equal(w2, w1)
 
 
-# bf16 (the CPU default) must meet the faithfulness bar (policy KL < 1e-3, WDL within 1e-2);
+# bf16 must meet the faithfulness bar (policy KL < 1e-3, WDL within 1e-2) on this sharpened net;
 # int8 dynamic quantisation misses it on peaked policies (measured KL ~1.3e-3 here, 4.5e-3 on
 # the benchmark's stress net), so it is only an opt-in and is held to a looser bound.
 @pytest.mark.parametrize("precision,max_kl,max_wdl", [("bf16", 1e-3, 1e-2), ("int8", 1e-2, 3e-2)])
@@ -157,25 +157,31 @@ def test_reduced_precisions_stay_close_to_fp32(precision, max_kl, max_wdl):
 
 
 @pytest.mark.skipif(not shipped_network_path().is_file(), reason="no shipped network yet")
-def test_default_precision_is_faithful_on_the_shipped_network():
-    """The CPU default's acceptance bar, on trained weights: mean policy KL to fp32 < 1e-3
-    and WDL within 1e-2 (re-checked whenever a new network ships)."""
+def test_bf16_on_the_shipped_network_is_an_opt_in_with_the_looser_bound():
+    """bf16 keeps the policy (mean KL to fp32 < 1e-3) but not the WDL within the 1e-2 bar
+    on the shipped network's trained weights, which is why no CPU defaults to it
+    (``default_precision``); as an opt-in it is held to int8's looser WDL bound."""
     net = load_network(None, device="cpu")
     tokens, legal, offsets = BATCH
     ref_p, ref_w = TorchEvaluator(net, "cpu", precision="fp32").evaluate(tokens, legal, offsets)
-    ev = TorchEvaluator(net, "cpu")
+    ev = TorchEvaluator(net, "cpu", precision="bf16")
     priors, wdl = ev.evaluate(tokens, legal, offsets)
     kl = np.add.reduceat(ref_p * (np.log(ref_p) - np.log(priors)), offsets[:-1])
-    assert kl.mean() < 1e-3 and np.abs(wdl - ref_w).max() < 1e-2
-    if ev.precision == "bf16":  # the heads stay fp32 (see TorchEvaluator._prepare)
-        assert next(ev.model.policy_head.parameters()).dtype == torch.float32
-        assert ev.model.layers[0].qkv.weight.dtype == torch.bfloat16
+    assert kl.mean() < 1e-3 and np.abs(wdl - ref_w).max() < 3e-2
+    # the final norm and the heads stay fp32 (see TorchEvaluator._prepare)
+    assert next(ev.model.policy_head.parameters()).dtype == torch.float32
+    assert ev.model.norm.weight.dtype == torch.float32
+    assert ev.model.layers[0].qkv.weight.dtype == torch.bfloat16
 
 
-def test_default_precision_on_this_machine():
-    expected = "bf16" if torch.ops.mkldnn._is_mkldnn_bf16_supported() else "fp32"
-    assert default_precision(torch.device("cpu")) == expected
-    assert TorchEvaluator(fresh_network(), "cpu").precision == expected
+@pytest.mark.parametrize("native_bf16", [False, True])
+def test_default_precision_is_fp32_on_every_cpu(native_bf16, monkeypatch):
+    from zerochess.engine import torch_evaluator
+
+    monkeypatch.setattr(torch_evaluator, "_native_bf16", lambda: native_bf16)
+    assert default_precision(torch.device("cpu")) == "fp32"
+    assert default_precision(torch.device("cuda")) == "fp16"
+    assert TorchEvaluator(fresh_network(), "cpu").precision == "fp32"
 
 
 def test_evaluator_leaves_the_callers_model_alone():

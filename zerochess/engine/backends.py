@@ -28,14 +28,14 @@ def resolve_runtime(runtime: str, device: str | None = "auto",
                     max_batch: int | None = None) -> tuple[str, str]:
     """``(runtime, device)`` with ``auto`` resolved, or ValueError for an impossible pair.
 
-    ``auto``, from benchmarks/bench_inference.py (figures in docs/network.md): on CUDA, and
-    on CPUs with native bf16 matmuls (AVX512-BF16/AMX), torch at ``default_precision``
-    (fp16; bf16, measured 2.3x torch fp32 there, more than ONNX Runtime fp32 gains on AVX2).
-    On other CPUs (AVX2) ONNX Runtime fp32: as faithful as torch fp32 (KL ~1e-7), 1.1-2.3x
-    torch fp32 at batches of 1-8, 0.74-0.95x at 32-128 on an idle CPU; in the engine's
-    search (MinibatchSize 32, its batches often smaller) 1.0-1.06x the evaluations/s on an
-    idle CPU and 1.2-1.35x with another job on the CPU, where torch's 2-thread pool
-    collapsed (a GUI match runs two engines at once). But torch fp32 when the caller
+    ``auto``, from benchmarks/bench_inference.py (figures in docs/network.md): on CUDA,
+    torch at ``default_precision`` (fp16). On every CPU (bf16, even where it is native, is
+    not faithful on the shipped network: ``default_precision``) ONNX Runtime fp32: as
+    faithful as torch fp32 (KL ~1e-7), 1.1-2.3x torch fp32 at batches of 1-8, 0.74-0.95x at
+    32-128 on an idle CPU; in the engine's search (MinibatchSize 32, its batches often
+    smaller) 1.0-1.06x the evaluations/s on an idle CPU and 1.2-1.35x with another job on
+    the CPU, where torch's 2-thread pool collapsed (a GUI match runs two engines at
+    once). But torch fp32 when the caller
     announces larger batches (``max_batch`` over ``ONNX_AUTO_MAX_BATCH``: self-play's
     hundreds of leaves, where ONNX Runtime measured 0.90-0.96x), and where onnxruntime is
     not installed.

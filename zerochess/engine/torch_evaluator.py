@@ -65,20 +65,18 @@ def resolve_device(device: str | None) -> "torch.device":
 
 
 def default_precision(device: "torch.device") -> str:
-    """The fastest precision that stayed faithful in benchmarks/bench_network.py.
+    """The fastest precision that stays faithful (docs/network.md, "Decision").
 
-    CUDA: fp16 (tensor cores, Lc0's choice). CPU: bf16 where oneDNN has native bf16
-    matmuls (AVX512-BF16/AMX), measured ~2.3x fp32 with a mean policy KL to fp32 of 3.7e-4
-    and WDL within 4e-3 on the first trained network (docs/network.md; single positions
-    can deviate more: max KL 3.6e-2); fp32 elsewhere, because emulated bf16 is slower.
+    CUDA: fp16 (tensor cores, Lc0's choice). CPU: fp32 on every CPU. bf16 was the default
+    where oneDNN has native bf16 matmuls (AVX512-BF16/AMX) until the attention-bias network
+    shipped: on its weights bf16 moves the WDL by up to 1.1e-2 on the test positions and
+    3.4e-2 on random-game positions, past the 1e-2 bar, and the error comes from rounding
+    the trunk's matmul inputs (each Linear alone 0.5-1.5e-2), so no mixed-precision split
+    recovers it. For networks of the shipped size bf16 was also no clear win (1.2x torch
+    fp32 at batch 16, 0.64x at batch 1, where ONNX Runtime fp32 is 2x). bf16 stays an
+    opt-in (``precision="bf16"``, ``Backend torch-bf16``).
     """
-    import torch
-
-    if device.type == "cuda":
-        return "fp16"
-    if device.type == "cpu" and _native_bf16():
-        return "bf16"
-    return "fp32"
+    return "fp16" if device.type == "cuda" else "fp32"
 
 
 def _native_bf16() -> bool:
