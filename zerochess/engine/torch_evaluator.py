@@ -65,13 +65,14 @@ def resolve_device(device: str | None) -> "torch.device":
 
 
 def default_precision(device: "torch.device") -> str:
-    """The fastest precision that stays faithful (docs/network.md, "Decision").
+    """The fastest precision that stays faithful (docs/network.md, "bf16 on the attention-bias
+    network").
 
     CUDA: fp16 (tensor cores, Lc0's choice). CPU: fp32 on every CPU. bf16 was the default
     where oneDNN has native bf16 matmuls (AVX512-BF16/AMX) until the attention-bias network
     shipped: on its weights bf16 moves the WDL by up to 1.1e-2 on the test positions and
     3.4e-2 on random-game positions, past the 1e-2 bar, and the error comes from rounding
-    the trunk's matmul inputs (each Linear alone 0.5-1.5e-2), so no mixed-precision split
+    the trunk's matmul inputs (each part alone 0.5-2.1e-2), so no mixed-precision split
     recovers it. For networks of the shipped size bf16 was also no clear win (1.2x torch
     fp32 at batch 16, 0.64x at batch 1, where ONNX Runtime fp32 is 2x). bf16 stays an
     opt-in (``precision="bf16"``, ``Backend torch-bf16``).
