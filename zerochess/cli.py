@@ -17,6 +17,7 @@ SUBCOMMANDS = {
     "book": "zerochess.book.cli:book",
     "match": "zerochess.match.cli:match",
     "perft": "zerochess.tools.perft:perft",
+    "rate": "zerochess.match.rate:rate",
     "train": "zerochess.train.cli:train",
     "uci": "zerochess.uci.cli:uci",
 }

@@ -2,7 +2,8 @@
 
 Modules: `config` (what a match is), `openings` (EPD/PGN suites), `engines` (a UCI process
 with timeouts), `game` (one game: clocks, rules, adjudication, forfeits), `runner` (game pairs,
-concurrency), `stats` (Elo, error bars, SPRT), `pgn` (output), `cli`.
+concurrency), `stats` (Elo, error bars, SPRT), `pgn` (output), `cli`, `rate` (the report of
+games already played, from PGNs: `zerochess rate`).
 """
 
 from zerochess.match.config import (
