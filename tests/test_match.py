@@ -67,6 +67,11 @@ def test_elo_edge_cases():
     assert estimate([0.5, 0.5]).elo == 0 and estimate([0.5, 0.5]).error == 0
     assert math.isnan(estimate([]).elo)
     assert "inf" in estimate([0, 0]).summary()
+    # one sample has no spread to measure: the bar is unknown, not 0
+    one_pair = estimate([1, 0.5], [1.5])
+    assert one_pair.model == "pentanomial" and one_pair.error == math.inf
+    assert "+- inf" in one_pair.summary() and estimate([0.5]).error == math.inf
+    assert estimate([1, 0.5, 0.5, 0.5], [1.5, 1]).error < math.inf
 
 
 def test_sprt_llr():

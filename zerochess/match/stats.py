@@ -98,8 +98,12 @@ def estimate(game_scores: Sequence[float], pair_scores: Sequence[float] | None =
         var = sum((x - score) ** 2 for x in game_scores) / n
         stderr = math.sqrt(var / n)
         counts, model = None, "trinomial"
+    # One sample (a single game, or a single pair) has no spread to measure: the bar is
+    # unknown, not zero (one pair won and drawn printed +190.8 +- 0.0).
+    samples = len(pair_scores) if model == "pentanomial" else n
+    error = _interval_error(score, stderr) if samples >= 2 else math.inf
     return EloEstimate(n, wins, draws, losses, score, elo_from_score(score),
-                       _interval_error(score, stderr), los(wins, losses), model, counts)
+                       error, los(wins, losses), model, counts)
 
 
 @dataclass(frozen=True)
