@@ -35,9 +35,9 @@ def resolve_runtime(runtime: str, device: str | None = "auto",
     32-128 on an idle CPU; in the engine's search (MinibatchSize 32, its batches often
     smaller) 1.0-1.06x the evaluations/s on an idle CPU and 1.2-1.35x with another job on
     the CPU, where torch's 2-thread pool collapsed (a GUI match runs two engines at once).
-    But torch fp32 when the caller announces larger batches (``max_batch`` over ``ONNX_AUTO_MAX_BATCH``: self-play's
-    hundreds of leaves, where ONNX Runtime measured 0.90-0.96x), and where onnxruntime is
-    not installed.
+    But torch fp32 when the caller announces larger batches (``max_batch`` over
+    ``ONNX_AUTO_MAX_BATCH``: self-play's hundreds of leaves, where ONNX Runtime measured
+    0.90-0.96x), and where onnxruntime is not installed.
     ``onnx-fp32`` runs on the CPU only: with Device ``auto`` it takes the CPU.
     """
     if runtime not in RUNTIMES:

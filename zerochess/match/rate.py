@@ -27,6 +27,7 @@ import chess
 import chess.pgn
 import click
 
+from zerochess.match.cli import report
 from zerochess.match.config import EngineSpec, MatchConfig
 from zerochess.match.game import GameRecord
 from zerochess.match.openings import Opening
@@ -101,10 +102,10 @@ def read_games(paths: list[Path], name: str | None = None) -> Rated:
                 while node.variations and node.variations[0].comment.strip() == "book":
                     node = node.variations[0]
                     book.append(node.move.uci())
-                opening = (fen, tuple(book))
+                opening = Opening(fen, tuple(book))
                 record = GameRecord(
                     round=len(records) + 1, pair=0, opening_index=0, white=h["White"],
-                    black=h["Black"], opening=Opening(fen, tuple(book)), result=h["Result"],
+                    black=h["Black"], opening=opening, result=h["Result"],
                     termination=h.get("Termination", "unknown"), reason=reason,
                     forfeit=_forfeit(h, reason))
                 as_white = h["White"] == name
@@ -133,8 +134,6 @@ def rate(pgns, name):
     """Report W/D/L, score and Elo (with its error bar) of games already played, from PGNs.
 
     Example: zerochess rate ladder-a.pgn ladder-b.pgn --engine zc"""
-    from zerochess.match.cli import report  # the match report, line for line
-
     try:
         rated = read_games(list(pgns), name)
     except (RateError, UnicodeError, OSError) as exc:
