@@ -159,7 +159,7 @@ def test_reduced_precisions_stay_close_to_fp32(precision, max_kl, max_wdl):
 @pytest.mark.skipif(not shipped_network_path().is_file(), reason="no shipped network yet")
 def test_bf16_on_the_shipped_network_is_an_opt_in_with_the_looser_bound():
     """bf16 keeps the policy (mean KL to fp32 < 1e-3) but not the WDL within the 1e-2 bar
-    on the shipped networks' trained weights (r4-bias 1.1e-2, r5 4.0e-2, r6 1.8e-2 here), which is why
+    on the shipped networks' trained weights (r4-bias 1.1e-2, r5 4.0e-2, r6 1.8e-2, r7 2.6e-2 here), which is why
     no CPU defaults to it (``default_precision``); the opt-in's WDL is held to 5e-2."""
     net = load_network(None, device="cpu")
     tokens, legal, offsets = BATCH
