@@ -290,3 +290,40 @@ def test_game_truncation_and_min_length():
     assert play_game(3, 1, PlayConfig(max_plies=12, min_plies=12)) is not None
     with pytest.raises(ValueError, match="min_plies"):
         PlayConfig(max_plies=5, min_plies=6)
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="POSIX open-file limits")
+def test_a_low_open_file_limit_is_lifted_or_named(dataset):
+    """Each memory-mapped array holds a file descriptor, so a large data set (2,400 shards
+    for 24,000 labelled games) outgrows the common soft limit of 1,024. Loading lifts the
+    soft limit to the hard one; where the hard limit itself is too low, the error says so
+    instead of calling a sound shard corrupt."""
+    import subprocess
+    import sys
+
+    script = (
+        "import resource, sys\n"
+        "from zerochess.train.data.dataset import load_split\n"
+        "from zerochess.train.data.format import ShardError\n"
+        "soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)\n"
+        "limit = int(sys.argv[2])\n"
+        "resource.setrlimit(resource.RLIMIT_NOFILE, (limit, hard if sys.argv[3] == 'soft' else limit))\n"
+        "try:\n"
+        "    sets = [load_split(sys.argv[1], 'train'), load_split(sys.argv[1], 'val')]\n"
+        "    print('loaded', sum(len(s) for s in sets))\n"
+        "except ShardError as e:\n"
+        "    print('error', e)\n"
+    )
+    shards = len(list(dataset.glob("*/shard.json")))
+    limit = 12 + 2 * shards  # far below the 18 descriptors each shard's arrays hold
+
+    def run(which):
+        out = subprocess.run([sys.executable, "-c", script, str(dataset), str(limit), which],
+                             capture_output=True, text=True, timeout=120)
+        return out.stdout.strip() + out.stderr.strip()
+
+    meta = json.loads((dataset / "metadata.json").read_text())
+    assert run("soft") == f"loaded {meta['samples']['train'] + meta['samples']['val']}"
+    hard = run("hard")
+    assert hard.startswith("error ") and "too many open files" in hard and "ulimit -n" in hard
+    assert "corrupt" not in hard

@@ -69,6 +69,7 @@ a killed writer leaves at most a ``*.tmp-*`` directory, which ``remove_partial``
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import io
 import json
@@ -315,6 +316,36 @@ def read_header(path: Path) -> dict:
     return header
 
 
+_open_file_limit_raised = False
+
+
+def raise_open_file_limit() -> None:
+    """Lift this process's soft limit on open files to its hard limit, once.
+
+    Every memory-mapped array holds a file descriptor for as long as it lives (Python's
+    mmap keeps a duplicate of the file's), and a shard has up to 18 arrays, so a data set of
+    a few thousand shards (``train label --games 24000`` writes 2,400) needs tens of
+    thousands of descriptors, while many systems start a process with a soft limit of 1,024.
+    Raising the soft limit up to the hard one needs no privilege (Ray and many data loaders
+    do the same). Where there is no such limit (Windows) or it cannot move, nothing changes
+    and ``map_arrays`` says what to do if the descriptors run out."""
+    global _open_file_limit_raised
+    if _open_file_limit_raised:
+        return
+    _open_file_limit_raised = True
+    try:
+        import resource
+    except ImportError:  # Windows
+        return
+    try:
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        want = hard if hard != resource.RLIM_INFINITY else max(soft, 1 << 20)
+        if soft != resource.RLIM_INFINITY and soft < want:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+    except (ValueError, OSError):  # e.g. macOS refuses more than OPEN_MAX: keep the limit
+        pass
+
+
 def map_arrays(path: Path, header: dict, verify: bool) -> dict[str, np.ndarray]:
     """Memory-map every array the header lists, checking dtype, shape and (with ``verify``)
     SHA-256 against it; ShardError names the file at fault."""
@@ -322,6 +353,7 @@ def map_arrays(path: Path, header: dict, verify: bool) -> dict[str, np.ndarray]:
     listed = header.get("arrays")
     if not isinstance(listed, dict):
         raise ShardError(meta, "the header lists no arrays")
+    raise_open_file_limit()
     arrays = {}
     for name, want in listed.items():
         file = path / f"{name}.npy"
@@ -331,7 +363,12 @@ def map_arrays(path: Path, header: dict, verify: bool) -> dict[str, np.ndarray]:
             raise ShardError(file, "checksum mismatch: the file is corrupt or was modified")
         try:
             a = np.load(file, mmap_mode="r", allow_pickle=False)
-        except (OSError, ValueError, EOFError) as e:
+        except OSError as e:
+            if e.errno in (errno.EMFILE, errno.ENFILE):  # the shard is fine; the process is not
+                raise ShardError(file, "too many open files: every memory-mapped array holds "
+                                 "one; raise the limit (`ulimit -n`) and run again") from e
+            raise ShardError(file, f"corrupt array: {e}") from e
+        except (ValueError, EOFError) as e:
             raise ShardError(file, f"corrupt array: {e}") from e
         if str(a.dtype) != want.get("dtype") or list(a.shape) != want.get("shape"):
             raise ShardError(file, f"expected {want.get('dtype')} {want.get('shape')}, "
