@@ -10,6 +10,7 @@ from zerochess.engine import Board, encode_board, index_to_move, legal_move_indi
 from legacy_shards import downgrade_dataset
 from zerochess.train.data.batches import epoch_order, iterate_batches
 from zerochess.train.data.dataset import load_split, open_shard
+import zerochess.train.data.format as fmt
 from zerochess.train.data.format import FORMAT_VERSION, ShardError, load_shard, write_shard
 from zerochess.train.data.generate import GenerateConfig, generate
 from zerochess.train.data.randomplay import (KIND_MATE, KIND_RANDOM, TRUNCATED, PlayConfig,
@@ -125,7 +126,7 @@ def test_other_settings_on_an_existing_directory_are_refused(dataset, tmp_path):
     assert "metadata.json" in str(e.value)
 
 
-def test_shard_round_trip(tmp_path):
+def test_shard_round_trip(tmp_path, monkeypatch):
     rng = np.random.default_rng(0)
     n = 5
     arrays = {
@@ -155,7 +156,11 @@ def test_shard_round_trip(tmp_path):
     assert sh.source == source and sh.games == 2
     for k, a in arrays.items():
         assert sh[k].dtype == a.dtype and np.array_equal(sh[k], a), k
-    assert isinstance(sh["tokens"], np.memmap)
+    # small arrays are read (no descriptor held), large ones memory-mapped; both read-only
+    assert not isinstance(sh["tokens"], np.memmap) and not sh["tokens"].flags.writeable
+    monkeypatch.setattr(fmt, "SMALL_ARRAY_BYTES", -1)
+    mapped = load_shard(tmp_path / "s")
+    assert isinstance(mapped["tokens"], np.memmap) and np.array_equal(mapped["tokens"], arrays["tokens"])
     bad = dict(arrays, move=arrays["move"].astype(np.int32))
     with pytest.raises(ValueError, match="move.npy"):
         write_shard(tmp_path / "t", bad, source)
@@ -303,6 +308,8 @@ def test_a_low_open_file_limit_is_lifted_or_named(dataset):
 
     script = (
         "import resource, sys\n"
+        "import zerochess.train.data.format as fmt\n"
+        "fmt.SMALL_ARRAY_BYTES = -1  # map every array, as the large ones of big shards are\n"
         "from zerochess.train.data.dataset import load_split\n"
         "from zerochess.train.data.format import ShardError\n"
         "soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)\n"
@@ -327,3 +334,16 @@ def test_a_low_open_file_limit_is_lifted_or_named(dataset):
     hard = run("hard")
     assert hard.startswith("error ") and "too many open files" in hard and "ulimit -n" in hard
     assert "corrupt" not in hard
+
+
+@pytest.mark.skipif(not __import__("os").path.isdir("/proc/self/fd"), reason="needs /proc")
+def test_small_arrays_are_read_not_mapped(dataset):
+    """A labelled shard's arrays are small, so a data set of thousands of shards holds no
+    descriptor per array: loading a split leaves the process's open files as they were."""
+    import os
+
+    before = len(os.listdir("/proc/self/fd"))
+    data = load_split(dataset, "train")
+    assert len(os.listdir("/proc/self/fd")) == before
+    tokens = data.shards[0]["tokens"]
+    assert not isinstance(tokens, np.memmap) and not tokens.flags.writeable

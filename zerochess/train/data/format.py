@@ -316,6 +316,12 @@ def read_header(path: Path) -> dict:
     return header
 
 
+#: Arrays up to this size are read into memory rather than memory-mapped: a mapping holds a
+#: file descriptor for its lifetime, and a labelled shard's arrays are all smaller than this
+#: (20 games, ~2,200 positions), so a data set of thousands of them maps nothing; the large
+#: arrays of big shards stay mapped (paged in on demand, shared between processes).
+SMALL_ARRAY_BYTES = 1 << 20
+
 _open_file_limit_raised = False
 
 
@@ -347,8 +353,9 @@ def raise_open_file_limit() -> None:
 
 
 def map_arrays(path: Path, header: dict, verify: bool) -> dict[str, np.ndarray]:
-    """Memory-map every array the header lists, checking dtype, shape and (with ``verify``)
-    SHA-256 against it; ShardError names the file at fault."""
+    """Memory-map every array the header lists (read the small ones: ``SMALL_ARRAY_BYTES``),
+    checking dtype, shape and (with ``verify``) SHA-256 against it; ShardError names the
+    file at fault."""
     meta = path / "shard.json"
     listed = header.get("arrays")
     if not isinstance(listed, dict):
@@ -362,7 +369,10 @@ def map_arrays(path: Path, header: dict, verify: bool) -> dict[str, np.ndarray]:
         if verify and sha256_file(file) != want.get("sha256"):
             raise ShardError(file, "checksum mismatch: the file is corrupt or was modified")
         try:
-            a = np.load(file, mmap_mode="r", allow_pickle=False)
+            mapped = file.stat().st_size > SMALL_ARRAY_BYTES
+            a = np.load(file, mmap_mode="r" if mapped else None, allow_pickle=False)
+            if not mapped:
+                a.flags.writeable = False  # as read-only as a mapped one
         except OSError as e:
             if e.errno in (errno.EMFILE, errno.ENFILE):  # the shard is fine; the process is not
                 raise ShardError(file, "too many open files: every memory-mapped array holds "
