@@ -1,5 +1,5 @@
-"""The one reader: batches gathered from memory-mapped shards, for phase-1 training, its
-validation and the self-play replay window alike.
+"""The one reader: batches gathered from loaded shards (their large arrays memory-mapped),
+for phase-1 training, its validation and the self-play replay window alike.
 
 ``PositionSet`` indexes the samples of a list of shards (any source, any format version
 ``dataset.open_shard`` reads) as one array; ``gather(idx)`` copies the rows at ``idx``

@@ -6,8 +6,9 @@ target** (CSR: move indices + weights summing to 1). Like KataGo's npz files, a 
 versioned and every array is documented here, where it is written.
 
 A shard is a directory of plain ``.npy`` arrays plus ``shard.json`` (and optionally
-``games.pgn``); ``np.load(..., mmap_mode="r")`` maps every array without reading it, so a
-data set larger than memory trains like a small one. Format ``zerochess-data`` version 3
+``games.pgn``); ``np.load(..., mmap_mode="r")`` maps every array over 1 MiB without reading
+it, so a data set of large shards larger than memory trains like a small one, and reads the
+smaller ones (``SMALL_ARRAY_BYTES``: a mapping holds a file descriptor). Format ``zerochess-data`` version 3
 (versions 1-2 were the phase-1 ``zerochess-shard`` format and version 1 of the self-play
 ``zerochess-selfplay-shard``; ``legacy.py`` reads both into this layout).
 
@@ -274,7 +275,7 @@ def write_shard(path: str | os.PathLike, arrays: dict[str, np.ndarray], source: 
 
 @dataclass
 class Shard:
-    """One loaded shard: arrays by name (memory-mapped) and its header."""
+    """One loaded shard: arrays by name (read-only; the large ones memory-mapped) and its header."""
 
     path: Path
     header: dict
