@@ -50,14 +50,13 @@ def weight_matmuls(onnx_path: str) -> tuple[list[str], list[str]]:
 
 
 def session(path: str, threads: int):
+    """An onnxruntime session with the engine's own settings (``session_options``)."""
     import onnxruntime as ort
 
-    options = ort.SessionOptions()
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    options.intra_op_num_threads, options.inter_op_num_threads = threads, 1
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")  # as the engine
-    options.log_severity_level = 3
-    return ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+    from zerochess.engine.onnx_evaluator import session_options
+
+    return ort.InferenceSession(path, session_options(threads),
+                                providers=["CPUExecutionProvider"])
 
 
 def main() -> None:
@@ -73,14 +72,12 @@ def main() -> None:
 
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    from zerochess.engine.api import load_network, shipped_network_path
+    from zerochess.engine.backends import load_network_spec
     from zerochess.engine.evaluator import gather_index, legal_softmax
     from zerochess.engine.onnx_evaluator import export_onnx
 
     logging.getLogger().setLevel(logging.ERROR)  # the quantizer's advice on pre-processing
-    spec = {"default": None, "zero": str(shipped_network_path("zero"))}.get(args.network,
-                                                                           args.network)
-    model = load_network(spec, device="cpu").model.eval().float()
+    model = load_network_spec(args.network).model.eval().float()
     with tempfile.TemporaryDirectory() as tmp:
         paths = {"fp32": os.path.join(tmp, "fp32.onnx")}
         with open(paths["fp32"], "wb") as f:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from zerochess.engine.evaluator import Evaluator, UniformEvaluator
 
-__all__ = ["make_evaluator", "resolve_runtime", "RUNTIMES", "RUNTIME_HELP", "ONNX_AUTO_MAX_BATCH"]
+__all__ = ["make_evaluator", "load_network_spec", "resolve_runtime", "RUNTIMES", "RUNTIME_HELP", "ONNX_AUTO_MAX_BATCH"]
 
 #: How the loaded network runs, declared once for the UCI option ``Backend`` and the CLI's
 #: ``--runtime``. One runtime per process: the evaluator that replaces another drops it.
@@ -63,6 +63,17 @@ def resolve_runtime(runtime: str, device: str | None = "auto",
     return runtime, str(resolved)
 
 
+def load_network_spec(spec: str | None = None):
+    """The ``Network`` a short spec names: ``None``/``"default"`` the network shipped in the
+    package, ``"zero"`` the shipped network that learnt from nothing but the rules, anything
+    else a checkpoint path; loaded on the CPU (torch: imported only here)."""
+    from zerochess.engine.api import load_network, shipped_network_path
+
+    if spec == "zero":
+        spec = str(shipped_network_path("zero"))
+    return load_network(None if spec in (None, "default") else spec, device="cpu")
+
+
 def make_evaluator(
     spec: str | None = None, device: str | None = "auto", threads: int | None = None,
     runtime: str = "auto", **kwargs
@@ -83,11 +94,7 @@ def make_evaluator(
         raise ValueError(f"give either runtime={runtime!r} or {', '.join(sorted(torch_only))}")
     runtime, device = (("torch", device) if torch_only
                        else resolve_runtime(runtime, device, kwargs.get("max_batch")))
-    from zerochess.engine.api import load_network, shipped_network_path  # torch: only here
-
-    if spec == "zero":
-        spec = str(shipped_network_path("zero"))
-    network = load_network(None if spec in (None, "default") else spec, device="cpu")
+    network = load_network_spec(spec)
     if runtime == "onnx-fp32":
         from zerochess.engine.onnx_evaluator import OnnxEvaluator
 

@@ -34,7 +34,8 @@ from zerochess.engine.evaluator import empty_outputs, gather_index, legal_softma
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["OnnxEvaluator", "cache_dir", "export_onnx", "network_key", "onnx_available"]
+__all__ = ["OnnxEvaluator", "cache_dir", "export_onnx", "network_key", "onnx_available",
+           "session_options"]
 
 #: Bumped when the exported graph changes meaning (inputs, outputs, ``_exportable``).
 EXPORT_FORMAT = "zerochess-onnx-2"
@@ -119,6 +120,24 @@ def export_onnx(model) -> bytes:
             dynamic_axes={"tokens": {0: "batch"}, "policy": {0: "batch"}, "wdl": {0: "batch"}},
         )
     return buffer.getvalue()
+
+
+def session_options(threads: int | None):
+    """The engine's onnxruntime settings: all graph optimisations, one op at a time,
+    ``threads`` intra-op threads (None: onnxruntime's default), idle threads sleeping."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    options.inter_op_num_threads = 1
+    options.intra_op_num_threads = int(threads) if threads else 0
+    # Idle pool threads sleep instead of spinning: between batches the search's own
+    # thread needs the core (and a GUI may run two engines). Measured with 2 threads on
+    # the shared 2-core machine: 1.2-1.7x the positions/s of spinning, 1.7x the nodes/s.
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.log_severity_level = 3  # errors only: stdout and stderr belong to UCI
+    return options
 
 
 def probe_tokens() -> np.ndarray:
@@ -234,18 +253,9 @@ class OnnxEvaluator:
         """A session for these bytes if it loads and reproduces ``reference``, else None."""
         import onnxruntime as ort
 
-        options = ort.SessionOptions()
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        options.inter_op_num_threads = 1
-        options.intra_op_num_threads = int(self.threads) if self.threads else 0
-        # Idle pool threads sleep instead of spinning: between batches the search's own
-        # thread needs the core (and a GUI may run two engines). Measured with 2 threads on
-        # the shared 2-core machine: 1.2-1.7x the positions/s of spinning, 1.7x the nodes/s.
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        options.log_severity_level = 3  # errors only: stdout and stderr belong to UCI
         try:
-            session = ort.InferenceSession(onnx_bytes, options, providers=["CPUExecutionProvider"])
+            session = ort.InferenceSession(onnx_bytes, session_options(self.threads),
+                                           providers=["CPUExecutionProvider"])
             logits, wdl = session.run(None, {"tokens": tokens})
         except Exception as exc:  # onnxruntime raises its own types for a bad model
             logger.warning("onnxruntime rejects the model: %s", (str(exc).splitlines() or ["?"])[0])

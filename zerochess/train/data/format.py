@@ -71,6 +71,7 @@ a killed writer leaves at most a ``*.tmp-*`` directory, which ``remove_partial``
 from __future__ import annotations
 
 import errno
+import functools
 import hashlib
 import io
 import json
@@ -323,9 +324,7 @@ def read_header(path: Path) -> dict:
 #: arrays of big shards stay mapped (paged in on demand, shared between processes).
 SMALL_ARRAY_BYTES = 1 << 20
 
-_open_file_limit_raised = False
-
-
+@functools.cache
 def raise_open_file_limit() -> None:
     """Lift this process's soft limit on open files to its hard limit, once.
 
@@ -336,10 +335,6 @@ def raise_open_file_limit() -> None:
     Raising the soft limit up to the hard one needs no privilege (Ray and many data loaders
     do the same). Where there is no such limit (Windows) or it cannot move, nothing changes
     and ``map_arrays`` says what to do if the descriptors run out."""
-    global _open_file_limit_raised
-    if _open_file_limit_raised:
-        return
-    _open_file_limit_raised = True
     try:
         import resource
     except ImportError:  # Windows
