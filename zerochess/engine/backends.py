@@ -11,8 +11,8 @@ module, at the top of that chain, knows all of them. Importing it costs no torch
 from __future__ import annotations
 
 from zerochess.engine.evaluator import Evaluator, UniformEvaluator
-from zerochess.engine.extras import (TRAIN_EXTRA, MissingExtraError, exporter_installed,
-                                     onnxruntime_installed, require_torch, torch_installed)
+from zerochess.engine.extras import (TRAIN_EXTRA, MissingExtraError, cuda_possible,
+                                     exporter_installed, onnxruntime_installed, require_torch)
 from zerochess.engine.shipped import SHIPPED_NETWORKS, shipped_network_path
 
 __all__ = ["make_evaluator", "load_network_spec", "resolve_runtime", "is_onnx_file", "RUNTIMES",
@@ -46,8 +46,8 @@ def resolve_runtime(runtime: str, device: str | None = "auto",
     ``ONNX_AUTO_MAX_BATCH``: self-play's hundreds of leaves, where ONNX Runtime measured
     0.90-0.96x), and where onnxruntime is not installed.
     ``onnx-fp32`` runs on the CPU only: with Device ``auto`` it takes the CPU. Without
-    torch (a plain ``pip install .``) ``auto`` is ONNX Runtime on the CPU, and torch is
-    never imported for Device ``auto``/``cpu`` there.
+    torch (a plain ``pip install .``) or with its CPU build, ``auto`` on Device
+    ``auto``/``cpu`` is ONNX Runtime and imports no torch (``cuda_possible``).
     """
     if runtime not in RUNTIMES:
         raise ValueError(f"runtime must be one of {', '.join(RUNTIMES)}, not {runtime!r}")
@@ -60,7 +60,7 @@ def resolve_runtime(runtime: str, device: str | None = "auto",
         return runtime, "cpu"
     engine_sized = max_batch is None or max_batch <= ONNX_AUTO_MAX_BATCH
     if (runtime == "auto" and on_cpu and engine_sized and onnxruntime_installed()
-            and (device not in (None, "auto") or not torch_installed())):
+            and (device not in (None, "auto") or not cuda_possible())):
         return "onnx-fp32", "cpu"  # every CPU's choice (default_precision is fp32 there)
     require_torch(f"Backend {runtime}" if runtime != "auto" else f"Device {device}"
                   if not on_cpu else "the torch runtime (no onnxruntime, or batches over "

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from importlib.util import find_spec
 
-__all__ = ["TRAIN_EXTRA", "MissingExtraError", "require_torch", "torch_installed",
+__all__ = ["TRAIN_EXTRA", "MissingExtraError", "require_torch", "torch_installed", "cuda_possible",
            "onnxruntime_installed", "exporter_installed"]
 
 #: The command that installs what training needs (the CPU build of torch: docs/network.md).
@@ -38,6 +38,24 @@ def _importable(name: str) -> bool:
 def torch_installed() -> bool:
     """Whether torch imports (imports it: about a second the first time)."""
     return _importable("torch")
+
+
+def cuda_possible() -> bool:
+    """Whether torch with CUDA might run here: False without torch or with its CPU build
+    (told by its version, ``2.13.0+cpu``, without importing it: a second at ``isready``),
+    else torch's own answer."""
+    from importlib import metadata
+
+    try:
+        if metadata.version("torch").endswith("+cpu"):
+            return False
+    except metadata.PackageNotFoundError:
+        pass
+    if not torch_installed():
+        return False
+    import torch
+
+    return torch.cuda.is_available()
 
 
 def onnxruntime_installed() -> bool:
