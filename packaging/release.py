@@ -4,8 +4,9 @@
     python packaging/release.py --no-build    # archive the dist/zerochess/ already built
 
 Steps: PyInstaller with packaging/zerochess.spec (the one-folder build: dist/zerochess/ with
-the executable dist/zerochess/zerochess and everything it loads beside it), then a check of
-the built engine through its pipes (``uci`` -> ``uciok``, ``isready`` -> ``readyok`` with the
+the executable dist/zerochess/zerochess and everything it loads beside it), then a look at
+what is inside (its size and largest entries; it fails if torch or another package of the
+training stack slipped in), then a check of the built engine through its pipes (``uci`` -> ``uciok``, ``isready`` -> ``readyok`` with the
 shipped network, ``go nodes 32`` -> a ``bestmove``), then the archive
 
     dist/zerochess-<version>-<system>-<machine>.tar.gz   (.zip on Windows)
@@ -43,6 +44,32 @@ def build(dist: Path, work: Path) -> None:
     subprocess.run(command, check=True, cwd=ROOT)
 
 
+#: Packages the executable must not carry (packaging/zerochess.spec excludes them).
+FORBIDDEN = ("torch", "onnx", "ray", "scipy", "botocore", "boto3", "matplotlib")
+
+
+def size_of(path: Path) -> int:
+    if path.is_file():
+        return path.stat().st_size
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and not p.is_symlink())
+
+
+def inspect(folder: Path, top: int = 10) -> int:
+    """Print the build's size and its ``top`` largest entries of ``_internal/``; raise if a
+    forbidden package is inside. Returns the size in bytes."""
+    internal = folder / "_internal"
+    total = size_of(folder)
+    entries = sorted(((size_of(p), p.name) for p in internal.iterdir() if not p.is_symlink()),
+                     reverse=True)
+    print(f"size: {total / 2**20:.0f} MiB unpacked; largest entries of _internal/:")
+    for size, name in entries[:top]:
+        print(f"  {size / 2**20:7.1f} MiB  {name}")
+    inside = sorted({name.lower() for _, name in entries} & set(FORBIDDEN))
+    if inside:
+        raise RuntimeError(f"the build carries {', '.join(inside)}: see EXCLUDED in the spec")
+    return total
+
+
 def smoke_test(exe: Path, timeout: float = 120.0) -> float:
     """Talk UCI to the built engine; return the seconds from launch to ``uciok``."""
     started = time.perf_counter()
@@ -64,13 +91,15 @@ def smoke_test(exe: Path, timeout: float = 120.0) -> float:
         ask("uci", "uciok")
         uciok = time.perf_counter() - started
         errors = [l for l in ask("isready", "readyok") if "error" in l]
+        readyok = time.perf_counter() - started
         if errors:
             raise RuntimeError(f"the built engine reported {errors}")
         best = ask("position startpos\ngo nodes 32", "bestmove")[-1]
         proc.stdin.write("quit\n")
         proc.stdin.flush()
         proc.wait(timeout=30)
-        print(f"check: uciok {uciok:.2f} s after launch, {best}")
+        print(f"check: uciok {uciok:.2f} s, readyok {readyok:.2f} s after launch (one "
+              f"launch; benchmarks/bench_startup.py gives medians), {best}")
         return uciok
     finally:
         if proc.poll() is None:
@@ -112,6 +141,7 @@ def main(argv=None) -> int:
     if not exe.is_file():
         print(f"no executable at {exe}: build it first (without --no-build)")
         return 1
+    inspect(folder)
     smoke_test(exe)
     archive(folder, args.dist)
     return 0

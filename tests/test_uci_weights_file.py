@@ -6,6 +6,7 @@ import chess
 import pytest
 import torch
 
+from test_onnx_network import BAD_KINDS, bad_onnx_file
 from uci_process import UciProcess
 from zerochess.uci.player import SHIPPED_BOOK, short_reason
 
@@ -66,6 +67,27 @@ def test_a_bad_weights_file_falls_back_to_the_shipped_network_in_one_line(tmp_pa
         _only_uci(lines + played)
         e.send("d")  # the engine is still alive and answering
         e.sync()
+    finally:
+        e.close()
+
+
+@pytest.mark.parametrize("kind", BAD_KINDS)
+def test_a_bad_onnx_weights_file_keeps_the_network_and_says_why(tmp_path, kind):
+    path, reason = bad_onnx_file(tmp_path, kind)
+    e = UciProcess()
+    try:
+        e.send("uci")
+        lines = e.expect("uciok", timeout=15)
+        e.send("setoption name WeightsFile value zero")
+        lines += e.sync(timeout=60)
+        e.send(f"setoption name WeightsFile value {path}")
+        errors = e.sync(timeout=60)
+        assert len(errors) == 1, errors
+        assert errors[0].startswith(f"info string error: cannot load WeightsFile {path}: {reason}")
+        assert errors[0].endswith("; keeping WeightsFile zero"), errors[0]
+        played = _play(e, "e2e4")
+        assert not [l for l in played if l.startswith("info string")], played
+        _only_uci(lines + errors + played)
     finally:
         e.close()
 

@@ -8,10 +8,10 @@ import time
 
 
 class UciProcess:
-    def __init__(self, command=None):
+    def __init__(self, command=None, env=None):
         self.proc = subprocess.Popen(
             command or [sys.executable, "-m", "zerochess"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
         self.lines: "queue.Queue[str]" = queue.Queue()
         self.stderr: list[str] = []
         threading.Thread(target=self._pump, args=(self.proc.stdout, self.lines.put), daemon=True).start()

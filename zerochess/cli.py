@@ -10,11 +10,13 @@ import importlib
 import click
 
 from zerochess._version import __version__
+from zerochess.engine.extras import TRAIN_EXTRA
 
 # name -> "module:attribute" of a click command. One line per subcommand.
 SUBCOMMANDS = {
     "bench": "zerochess.tools.bench:bench",
     "book": "zerochess.book.cli:book",
+    "export": "zerochess.tools.export:export",
     "match": "zerochess.match.cli:match",
     "perft": "zerochess.tools.perft:perft",
     "rate": "zerochess.match.rate:rate",
@@ -32,7 +34,29 @@ class LazyGroup(click.Group):
         if target is None:
             return None
         module, attr = target.split(":")
-        return getattr(importlib.import_module(module), attr)
+        try:
+            command = getattr(importlib.import_module(module), attr)
+        except ModuleNotFoundError as exc:
+            raise _missing_extra(name, exc) from exc
+        run = command.invoke
+
+        def invoke(ctx):
+            try:
+                return run(ctx)
+            except ModuleNotFoundError as exc:  # imported when the work starts
+                raise _missing_extra(name, exc) from exc
+
+        command.invoke = invoke
+        return command
+
+
+def _missing_extra(name: str, exc: ModuleNotFoundError) -> Exception:
+    """One line naming the extra for a command that needs torch (training, self-play,
+    export) where it is not installed; any other missing module is a bug, raised as it is."""
+    if exc.name not in ("torch", "onnx"):
+        return exc
+    return click.ClickException(f"zerochess {name} needs {exc.name}, which is not installed: "
+                                f"{TRAIN_EXTRA}")
 
 
 @click.group(cls=LazyGroup, invoke_without_command=True)

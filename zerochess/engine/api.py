@@ -18,6 +18,7 @@ import torch
 
 from zerochess.engine.checkpoint import load_checkpoint, save_checkpoint
 from zerochess.engine.network import NetworkConfig, PolicyValueModel, build_model
+from zerochess.engine.shipped import SHIPPED_NETWORKS, shipped_network_path  # noqa: F401 (public here too)
 from zerochess.engine.torch_evaluator import TorchEvaluator, resolve_device
 
 logger = logging.getLogger(__name__)
@@ -26,16 +27,6 @@ __all__ = ["Network", "load_network", "shipped_network_path", "fresh_network"]
 
 #: Seed of the stand-in network used until a trained one ships (reproducible engine output).
 STAND_IN_SEED = 20240601
-
-
-#: Networks shipped in the package by name: "default" is the engine's network, "zero" the
-#: best network trained from nothing but the rules (random play, then self-play).
-SHIPPED_NETWORKS = {"default": "network.pt", "zero": "zero.pt"}
-
-
-def shipped_network_path(name: str = "default") -> Path:
-    """Where the package's shipped network ``name`` lives (package data; may not exist yet)."""
-    return Path(__file__).resolve().parent.parent / "data" / SHIPPED_NETWORKS[name]
 
 
 class Network:

@@ -1,5 +1,7 @@
 """Choosing an evaluator: the network (a short spec: CLI ``--backend``, UCI ``WeightsFile``)
-and the runtime that runs it (UCI ``Backend``, CLI ``--runtime``).
+and the runtime that runs it (UCI ``Backend``, CLI ``--runtime``). The shipped networks
+play from their ``.onnx`` files on ONNX Runtime, without torch; torch (the ``train`` extra)
+serves the ``torch-*`` runtimes, CUDA and ``.pt`` checkpoints.
 
 Its own module so that the ABI module (``zerochess.engine.evaluator``) never imports the
 network loader: ``api`` imports the torch backend, which imports the ABI, and only this
@@ -9,8 +11,12 @@ module, at the top of that chain, knows all of them. Importing it costs no torch
 from __future__ import annotations
 
 from zerochess.engine.evaluator import Evaluator, UniformEvaluator
+from zerochess.engine.extras import (TRAIN_EXTRA, MissingExtraError, cuda_possible,
+                                     exporter_installed, onnxruntime_installed, require_torch)
+from zerochess.engine.shipped import SHIPPED_NETWORKS, shipped_network_path
 
-__all__ = ["make_evaluator", "load_network_spec", "resolve_runtime", "RUNTIMES", "RUNTIME_HELP", "ONNX_AUTO_MAX_BATCH"]
+__all__ = ["make_evaluator", "load_network_spec", "resolve_runtime", "is_onnx_file", "RUNTIMES",
+           "RUNTIME_HELP", "ONNX_AUTO_MAX_BATCH"]
 
 #: How the loaded network runs, declared once for the UCI option ``Backend`` and the CLI's
 #: ``--runtime``. One runtime per process: the evaluator that replaces another drops it.
@@ -26,7 +32,8 @@ ONNX_AUTO_MAX_BATCH = 128
 
 def resolve_runtime(runtime: str, device: str | None = "auto",
                     max_batch: int | None = None) -> tuple[str, str]:
-    """``(runtime, device)`` with ``auto`` resolved, or ValueError for an impossible pair.
+    """``(runtime, device)`` with ``auto`` resolved, or ValueError for an impossible pair
+    (``MissingExtraError``, an ImportError, for a torch runtime or a GPU without torch).
 
     ``auto``, from benchmarks/bench_inference.py (figures in docs/network.md): on CUDA,
     torch at ``default_precision`` (fp16). On every CPU (bf16, even where it is native, is
@@ -38,24 +45,32 @@ def resolve_runtime(runtime: str, device: str | None = "auto",
     But torch fp32 when the caller announces larger batches (``max_batch`` over
     ``ONNX_AUTO_MAX_BATCH``: self-play's hundreds of leaves, where ONNX Runtime measured
     0.90-0.96x), and where onnxruntime is not installed.
-    ``onnx-fp32`` runs on the CPU only: with Device ``auto`` it takes the CPU.
+    ``onnx-fp32`` runs on the CPU only: with Device ``auto`` it takes the CPU. Without
+    torch (a plain ``pip install .``) or with its CPU build, ``auto`` on Device
+    ``auto``/``cpu`` is ONNX Runtime and imports no torch (``cuda_possible``).
     """
     if runtime not in RUNTIMES:
         raise ValueError(f"runtime must be one of {', '.join(RUNTIMES)}, not {runtime!r}")
-    from zerochess.engine.onnx_evaluator import onnx_available
+    on_cpu = device in (None, "auto") or str(device).startswith("cpu")
+    if runtime == "onnx-fp32":
+        if not on_cpu:
+            raise ValueError(f"onnx-fp32 runs on the CPU only, not on Device {device}")
+        if not onnxruntime_installed():
+            raise ValueError("onnx-fp32 needs the onnxruntime package")
+        return runtime, "cpu"
+    engine_sized = max_batch is None or max_batch <= ONNX_AUTO_MAX_BATCH
+    if (runtime == "auto" and on_cpu and engine_sized and onnxruntime_installed()
+            and (device not in (None, "auto") or not cuda_possible())):
+        return "onnx-fp32", "cpu"  # every CPU's choice (default_precision is fp32 there)
+    require_torch(f"Backend {runtime}" if runtime != "auto" else f"Device {device}"
+                  if not on_cpu else "the torch runtime (no onnxruntime, or batches over "
+                  f"{ONNX_AUTO_MAX_BATCH})")
     from zerochess.engine.torch_evaluator import default_precision, resolve_device
 
-    if runtime == "onnx-fp32":
-        if device not in (None, "auto") and resolve_device(device).type != "cpu":
-            raise ValueError(f"onnx-fp32 runs on the CPU only, not on Device {device}")
-        if not onnx_available():
-            raise ValueError("onnx-fp32 needs the onnxruntime and onnx packages")
-        return runtime, "cpu"
     resolved = resolve_device(device)
     if runtime == "auto":
         precision = default_precision(resolved)
-        engine_sized = max_batch is None or max_batch <= ONNX_AUTO_MAX_BATCH
-        if precision == "fp32" and resolved.type == "cpu" and engine_sized and onnx_available():
+        if precision == "fp32" and resolved.type == "cpu" and engine_sized and onnxruntime_installed():
             return "onnx-fp32", "cpu"
         return f"torch-{precision}", str(resolved)
     if runtime == "torch-fp16" and resolved.type != "cuda":
@@ -63,15 +78,23 @@ def resolve_runtime(runtime: str, device: str | None = "auto",
     return runtime, str(resolved)
 
 
-def load_network_spec(spec: str | None = None):
-    """The ``Network`` a short spec names: ``None``/``"default"`` the network shipped in the
-    package, ``"zero"`` the shipped network that learnt from nothing but the rules, anything
-    else a checkpoint path; loaded on the CPU (torch: imported only here)."""
-    from zerochess.engine.api import load_network, shipped_network_path
+def is_onnx_file(spec: str | None) -> bool:
+    """Whether a network spec names an ``.onnx`` network file (by its suffix)."""
+    return spec is not None and str(spec).lower().endswith(".onnx")
 
-    if spec == "zero":
-        spec = str(shipped_network_path("zero"))
-    return load_network(None if spec in (None, "default") else spec, device="cpu")
+
+def load_network_spec(spec: str | None = None):
+    """The torch ``Network`` a short spec names: ``None``/``"default"`` the network shipped
+    in the package, ``"zero"`` the shipped network that learnt from nothing but the rules,
+    anything else a ``.pt`` checkpoint path; loaded on the CPU. Needs torch (the ``train``
+    extra: ``MissingExtraError`` without it); torch is imported only here."""
+    require_torch(f"the .pt checkpoint {spec}" if spec not in (None, "default", "zero")
+                  else "a torch backend")
+    from zerochess.engine.api import load_network
+
+    if spec in SHIPPED_NETWORKS:
+        spec = str(shipped_network_path(spec, ".pt"))
+    return load_network(spec, device="cpu")
 
 
 def make_evaluator(
@@ -82,20 +105,39 @@ def make_evaluator(
 
     ``"uniform"`` -> ``UniformEvaluator`` (no network, no runtime); ``None``/``"default"`` ->
     the network shipped in the package; ``"zero"`` -> the shipped network that learnt from
-    nothing but the rules; anything else is a checkpoint path. ``runtime`` is one of
-    ``RUNTIMES`` (``resolve_runtime``; ``auto`` heeds ``max_batch``). Extra keyword
-    arguments go to the evaluator (policy_temperature, max_batch; for torch also precision
-    and compile: given with ``runtime="auto"``, they choose torch).
+    nothing but the rules; a path ending in ``.onnx`` -> that network file (``zerochess
+    export``'s); anything else is a ``.pt`` checkpoint path. ONNX Runtime plays the shipped
+    networks from their ``.onnx`` files (no torch); the torch runtimes load the ``.pt``
+    ones. ``runtime`` is one of ``RUNTIMES`` (``resolve_runtime``; ``auto`` heeds
+    ``max_batch``). Extra keyword arguments go to the evaluator (policy_temperature,
+    max_batch; for torch also precision and compile: given with ``runtime="auto"``, they
+    choose torch).
     """
     if spec == "uniform":
         return UniformEvaluator(**{k: v for k, v in kwargs.items() if k == "max_batch"})
+    spec = None if spec in (None, "default") else spec
     torch_only = {"precision", "compile"} & kwargs.keys()
     if torch_only and runtime != "auto":
         raise ValueError(f"give either runtime={runtime!r} or {', '.join(sorted(torch_only))}")
+    asked = runtime
     runtime, device = (("torch", device) if torch_only
                        else resolve_runtime(runtime, device, kwargs.get("max_batch")))
+    shipped = spec is None or spec in SHIPPED_NETWORKS
+    if runtime == "onnx-fp32" and (shipped or is_onnx_file(spec)):
+        from zerochess.engine.onnx_evaluator import OnnxEvaluator
+        from zerochess.engine.onnx_network import read_onnx_network
+
+        path = shipped_network_path(spec or "default", ".onnx") if shipped else spec
+        return OnnxEvaluator(read_onnx_network(path, threads), **kwargs)
+    if is_onnx_file(spec):
+        raise ValueError(f"an .onnx network runs on ONNX Runtime only, not with Backend {runtime}")
+    if runtime == "onnx-fp32" and asked == "auto" and not exporter_installed():
+        runtime = "torch-fp32"  # a .pt without the exporter: torch runs it as it is
     network = load_network_spec(spec)
     if runtime == "onnx-fp32":
+        if not exporter_installed():
+            raise MissingExtraError(f"running a .pt checkpoint on ONNX Runtime needs torch and "
+                                    f"the onnx package: {TRAIN_EXTRA}")
         from zerochess.engine.onnx_evaluator import OnnxEvaluator
 
         return OnnxEvaluator(network, threads=threads, **kwargs)

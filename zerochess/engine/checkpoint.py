@@ -28,21 +28,13 @@ import torch
 
 from zerochess._version import __version__
 from zerochess.engine.atomic import write_atomic
+from zerochess.engine.errors import CheckpointError
 from zerochess.engine.network import NetworkConfig, PolicyValueModel, build_model
 
 FORMAT = "zerochess-network"
 FORMAT_VERSION = 1
 
 __all__ = ["CheckpointError", "save_checkpoint", "load_checkpoint", "FORMAT_VERSION"]
-
-
-class CheckpointError(ValueError):
-    """A checkpoint file cannot be used; the message names the file and the problem."""
-
-    def __init__(self, path: str | os.PathLike, problem: str) -> None:
-        self.path = str(path)
-        self.problem = problem
-        super().__init__(f"{self.path}: {problem}")
 
 
 def _check_plain(value: Any, where: str) -> None:
@@ -96,6 +88,9 @@ def load_checkpoint(path: str | os.PathLike) -> tuple[PolicyValueModel, dict]:
     path = Path(path)
     if not path.is_file():
         raise CheckpointError(path, "no such file")
+    if path.suffix.lower() == ".onnx":
+        raise CheckpointError(path, "an ONNX network file, which the engine plays from; this "
+                              "needs the .pt checkpoint it was exported from")
     try:
         payload = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:  # torch raises many types here: zip, pickle, EOF, Runtime errors

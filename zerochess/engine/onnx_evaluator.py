@@ -1,4 +1,8 @@
-"""The ONNX Runtime backend: the loaded network exported to ONNX, run by onnxruntime on the CPU.
+"""The ONNX Runtime backend: a network run by onnxruntime on the CPU.
+
+It runs either an ``.onnx`` network file (``zerochess.engine.onnx_network``: the shipped
+networks, ``zerochess export``'s output; no torch needed) or a torch model exported on the
+fly (a ``.pt`` checkpoint as ``WeightsFile``; needs the ``train`` extra), cached as below.
 
 Same ABI as the torch backend (``zerochess.engine.evaluator``): one ``session.run`` per
 batch gives the policy logits and WDL probabilities, and the legal-move gather and softmax
@@ -15,7 +19,8 @@ and the ONNX model; a file that fails the checksum, names another key, that onnx
 rejects or whose outputs differ from the stored ones is rebuilt, never trusted. Files are written atomically (temporary
 file + rename) and only the ``CACHE_ENTRIES`` most recently used are kept.
 
-onnxruntime and onnx are imported inside the functions, so importing this module is cheap.
+onnxruntime, onnx and torch are imported inside the functions, so importing this module is
+cheap and needs none of them.
 """
 
 from __future__ import annotations
@@ -31,6 +36,8 @@ import numpy as np
 
 from zerochess.engine.atomic import write_atomic
 from zerochess.engine.evaluator import empty_outputs, gather_index, legal_softmax
+from zerochess.engine.onnx_network import (PROBE_FENS, OnnxNetwork, probe_tokens,  # noqa: F401
+                                            session_options)
 
 logger = logging.getLogger(__name__)
 
@@ -43,21 +50,12 @@ OPSET = 17
 #: Cache files kept (the most recently used); self-play loads a new checkpoint often.
 CACHE_ENTRIES = 16
 _MAGIC = b"ZCONNX1\n"
-#: Positions whose outputs the ONNX model must reproduce before it is used.
-PROBE_FENS = (
-    "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
-    "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
-    "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1",
-    "rnbq1k1r/pp1Pbppp/2p5/8/2B5/8/PPP1NnPP/RNBQK2R w KQ - 1 8",
-    "r1bqkb1r/pppp1ppp/2n2n2/4p2Q/2B1P3/8/PPPP1PPP/RNB1K1NR b KQkq - 3 3",
-)
-
-
 def onnx_available() -> bool:
-    """Whether onnxruntime and the exporter's ``onnx`` are installed (without importing them)."""
-    from importlib.util import find_spec
+    """Whether a torch model can run here through ONNX Runtime: onnxruntime, the exporter's
+    ``onnx`` and torch are installed (``.onnx`` files need only onnxruntime)."""
+    from zerochess.engine.extras import exporter_installed, onnxruntime_installed
 
-    return find_spec("onnxruntime") is not None and find_spec("onnx") is not None
+    return onnxruntime_installed() and exporter_installed()
 
 
 def cache_dir() -> Path:
@@ -122,32 +120,6 @@ def export_onnx(model) -> bytes:
     return buffer.getvalue()
 
 
-def session_options(threads: int | None):
-    """The engine's onnxruntime settings: all graph optimisations, one op at a time,
-    ``threads`` intra-op threads (None: onnxruntime's default), idle threads sleeping."""
-    import onnxruntime as ort
-
-    options = ort.SessionOptions()
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-    options.inter_op_num_threads = 1
-    options.intra_op_num_threads = int(threads) if threads else 0
-    # Idle pool threads sleep instead of spinning: between batches the search's own
-    # thread needs the core (and a GUI may run two engines). Measured with 2 threads on
-    # the shared 2-core machine: 1.2-1.7x the positions/s of spinning, 1.7x the nodes/s.
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    options.log_severity_level = 3  # errors only: stdout and stderr belong to UCI
-    return options
-
-
-def probe_tokens() -> np.ndarray:
-    """The tokens of ``PROBE_FENS``: uint8 [K, 72]."""
-    from zerochess.engine.board import Board
-    from zerochess.engine.encoding import encode_board
-
-    return np.stack([encode_board(Board(fen)) for fen in PROBE_FENS]).astype(np.uint8)
-
-
 def read_cached(path: Path, key: str, reference_size: int) -> tuple[bytes, bytes] | None:
     """(reference outputs, ONNX bytes) of the cache file of network ``key`` if the file is
     whole and names that key; None for one that is absent, truncated, altered or another's."""
@@ -177,12 +149,15 @@ def write_cached(path: Path, key: str, reference: bytes, onnx_bytes: bytes) -> N
 
 
 class OnnxEvaluator:
-    """A network model (or ``Network``) exported to ONNX and run by onnxruntime on the CPU.
+    """An ``.onnx`` network file, or a torch network exported to ONNX, run by onnxruntime on
+    the CPU.
 
     Args:
-        network: a ``PolicyValueModel`` or anything with a ``.model`` holding one; an fp32
-            CPU copy is exported, the caller's model is untouched.
+        network: an ``OnnxNetwork`` (``read_onnx_network``: its session is used as it is,
+            no torch), or a ``PolicyValueModel`` or anything with a ``.model`` holding one
+            (an fp32 CPU copy is exported, the caller's model is untouched).
         threads: onnxruntime intra-op threads (the engine's ``Threads``); None: its default.
+            An ``OnnxNetwork`` was opened with its own (``read_onnx_network``).
         policy_temperature: priors are softmax(logits / T) over the legal moves; the
             attribute may be changed between batches and touches nothing of the model.
         max_batch: the batch size the search should aim for (a hint; any batch works).
@@ -196,17 +171,25 @@ class OnnxEvaluator:
                  max_batch: int = 256, cache: str | os.PathLike | None | bool = None) -> None:
         import copy
 
-        model = getattr(network, "model", network)
         if policy_temperature <= 0:
             raise ValueError(f"policy_temperature must be positive, got {policy_temperature}")
-        self.config = model.config
-        self.policy_size = model.config.policy_size
         self.policy_temperature = float(policy_temperature)
         self.max_batch = int(max_batch)
         self.threads = threads
         self.cache_hit = False  # whether the ONNX model came from the cache
+        self.cache_path = None
+        if isinstance(network, OnnxNetwork):
+            self.config = network.config  # a plain dict: no torch
+            self.policy_size = network.policy_size
+            self.source = network.source
+            self.session = network.session
+            return
+        model = getattr(network, "model", network)
+        self.config = model.config
+        self.policy_size = model.config.policy_size
+        self.source = getattr(network, "source", "<memory>")
         model = copy.deepcopy(model).eval().float().cpu()
-        self.cache_path, self._key = None, network_key(model)
+        self._key = network_key(model)
         if cache is not False:
             folder = cache_dir() if cache in (None, True) else Path(cache)
             self.cache_path = folder / f"{self._key[:40]}.onnxc"

@@ -4,7 +4,9 @@ A declaration yields both the ``option name ...`` line sent after ``uci`` and th
 for ``setoption``, so the two can never disagree (Leela Chess Zero's ``OptionId`` idea).
 An option that sets a field of the search (``sets="search.<field>"``) or an attribute of the
 evaluator (``sets="evaluator.<attribute>"``) takes its default from there, so no default is
-typed twice; ``search_params`` and ``evaluator_settings`` apply them. The README's options
+typed twice; ``search_params`` and ``evaluator_settings`` apply them. The options that choose
+the network and how it runs (``sets="network.<make_evaluator argument>"``) reload it when
+they change: ``network_settings`` gives them to ``make_evaluator``. The README's options
 table is checked against these declarations (tests/test_uci_options_doc.py).
 
 Floating-point options are advertised as ``type string`` holding a decimal number: UCI
@@ -44,8 +46,9 @@ class Option:
     max: float | None = None
     choices: tuple[str, ...] = ()
     sets: str = ""
-    """What the value sets: "search.<SearchParams field>", "evaluator.<attribute>", or ""
-    for an option the UCI layer itself reads (files, clock, book, output)."""
+    """What the value sets: "search.<SearchParams field>", "evaluator.<attribute>",
+    "network.<make_evaluator argument>" (a change reloads the network), or "" for an option
+    the UCI layer itself reads (files, clock, book, output)."""
 
     def uci_line(self) -> str:
         """The ``option name ...`` declaration a GUI reads."""
@@ -115,11 +118,15 @@ OPTIONS: tuple[Option, ...] = (
            "one thread that batches leaves).", 1, max(1, os.cpu_count() or 1) * 4),
     search_option("MinibatchSize", "minibatch", "Leaves gathered with virtual loss per network "
                   "call.", 1, 1024),
-    Option("WeightsFile", "string", DEFAULT, "Network checkpoint; <default> is the network "
+    Option("WeightsFile", "string", DEFAULT, "Network file: an .onnx network (zerochess "
+           "export) or, with the train extra, a .pt checkpoint; <default> is the network "
            "shipped with zerochess, 'zero' the shipped network that learnt from the rules "
-           "alone (self-play), 'uniform' a weightless evaluator (for testing)."),
-    Option("Device", "combo", "auto", "Where the network runs.", choices=("auto", "cpu", "cuda")),
-    Option("Backend", "combo", RUNTIMES[0], RUNTIME_HELP, choices=RUNTIMES),
+           "alone (self-play), 'uniform' a weightless evaluator (for testing).",
+           sets="network.spec"),
+    Option("Device", "combo", "auto", "Where the network runs (cuda needs the train extra).",
+           choices=("auto", "cpu", "cuda"), sets="network.device"),
+    Option("Backend", "combo", RUNTIMES[0], RUNTIME_HELP, choices=RUNTIMES,
+           sets="network.runtime"),
     Option("MoveOverhead", "spin", 100, "Milliseconds kept back per move for the GUI and "
            "pipes (raise it if the engine ever loses on time).", 0, 10000),
     Option("SlowMover", "spin", 100, "Percent of the planned time per move the engine "
@@ -178,3 +185,14 @@ def evaluator_settings(values: OptionValues) -> dict[str, Any]:
     they change its answers without reloading or re-casting the network."""
     return {o.sets.partition(".")[2]: values[o.name]
             for o in OPTIONS if o.sets.startswith("evaluator.")}
+
+
+def network_settings(values: OptionValues) -> dict[str, Any]:
+    """``{make_evaluator argument: value}`` of the ``network.*`` options, which choose the
+    network and its runtime: a change of any of them reloads the network. ``spec`` is None
+    for ``<default>``."""
+    settings = {o.sets.partition(".")[2]: values[o.name]
+                for o in OPTIONS if o.sets.startswith("network.")}
+    if settings.get("spec") == DEFAULT:
+        settings["spec"] = None
+    return settings

@@ -1,10 +1,9 @@
 """What the UCI loop plays with: the evaluator, the search and the opening book.
 
-It turns option values into objects (loading the network only when ``WeightsFile``/
-``Device``/``Backend``/``Threads`` change; ``MinibatchSize``, ``PolicyTemperature`` and the
-other search options re-configure the search and the loaded evaluator without touching the
-network)
-and plays one move per ``go`` on the search's worker thread. It prints nothing: reports go
+It turns option values into objects (loading the network only when an option declared
+``sets="network.*"`` (``WeightsFile``, ``Device``, ``Backend``) or ``Threads`` changes;
+``MinibatchSize``, ``PolicyTemperature`` and the other search options re-configure the
+search and the loaded evaluator without touching the network) and plays one move per ``go`` on the search's worker thread. It prints nothing: reports go
 through the callbacks the loop gives it.
 """
 
@@ -22,9 +21,13 @@ from zerochess.engine import Board
 from zerochess.search.results import PVLine, SearchInfo, SearchLimits, SearchResult
 from zerochess.search.sampling import sample_by_visits
 from zerochess.search.timeman import GoParams, Stopper
-from zerochess.uci.options import DEFAULT, OptionValues, evaluator_settings, search_params
+from zerochess.uci.options import (DEFAULT, OPTIONS, OptionValues, evaluator_settings,
+                                   network_settings, search_params)
 
 log = logging.getLogger("zerochess.uci")
+
+#: The options whose change reloads the network (``sets="network.*"``).
+NETWORK_OPTIONS = tuple(o for o in OPTIONS if o.sets.startswith("network."))
 
 SHIPPED_BOOK = Path(__file__).resolve().parent.parent / "data" / "book.bin"
 
@@ -52,6 +55,7 @@ class Player:
         self.search = None
         self.book = None
         self._evaluator_key = None
+        self._network_values: dict = {}  # the network.* option values of the loaded evaluator
         self._book_key = None
         self.rng = random.Random(0)              # book moves (BookProber's choice)
         self.move_rng = np.random.default_rng(0)  # Temperature's draw by visits
@@ -69,7 +73,7 @@ class Player:
         if self._evaluator_key_of(options) != self._evaluator_key:
             try:
                 self._load_evaluator(options)
-            except Exception as exc:  # torch raises many types for a bad file
+            except Exception as exc:  # torch and onnxruntime raise many types for a bad file
                 log.warning("cannot load the network (WeightsFile %r, Device %r, Backend %r)",
                             options["WeightsFile"], options["Device"], options["Backend"],
                             exc_info=True)
@@ -79,34 +83,33 @@ class Player:
 
     @staticmethod
     def _evaluator_key_of(options: OptionValues) -> tuple:
-        return (options["WeightsFile"], options["Device"], options["Backend"], options["Threads"])
+        """What the loaded evaluator depends on: the ``network.*`` options (declared in
+        uci/options.py) and ``Threads`` (the evaluator's intra-op threads)."""
+        return (tuple(network_settings(options).items()), options["Threads"])
 
     def _load_evaluator(self, options: OptionValues) -> None:
         key = self._evaluator_key_of(options)
         from zerochess.engine.backends import make_evaluator
-        spec = options["WeightsFile"]
         started = time.perf_counter()
-        evaluator = make_evaluator(None if spec == DEFAULT else spec, device=options["Device"],
-                                   threads=options["Threads"], runtime=options["Backend"])
+        evaluator = make_evaluator(**network_settings(options), threads=options["Threads"])
         log.info("evaluator %r ready in %.2f s", evaluator, time.perf_counter() - started)
         self.evaluator, self._evaluator_key = evaluator, key
+        self._network_values = {o.name: options[o.name] for o in NETWORK_OPTIONS}
         self.search = None
 
     def _fall_back(self, options: OptionValues, exc: Exception) -> str:
-        """After a failed load: set WeightsFile, Device and Backend back to the network in
-        use (the shipped one on auto if none loaded yet), load it if other options changed
-        too, and return the one line that says so."""
+        """After a failed load: set the ``network.*`` options (WeightsFile, Device, Backend)
+        back to the network in use (their defaults, the shipped network, if none loaded
+        yet), load it if other options changed too, and return the one line that says so."""
         failed = f"cannot load WeightsFile {options['WeightsFile']}"
         if options["Device"] != "auto":
             failed += f" on Device {options['Device']}"
         if options["Backend"] != "auto":
             failed += f" with Backend {options['Backend']}"
         failed += f": {short_reason(exc)}"
-        if self._evaluator_key is not None:
-            weights, device, backend = self._evaluator_key[:3]
-        else:
-            weights, device, backend = DEFAULT, "auto", "auto"
-        options.values.update(WeightsFile=weights, Device=device, Backend=backend)
+        in_use = self._network_values or {o.name: o.default for o in NETWORK_OPTIONS}
+        options.values.update(in_use)
+        weights = in_use["WeightsFile"]
         kept = "the shipped network" if weights == DEFAULT else f"WeightsFile {weights}"
         if self._evaluator_key_of(options) != self._evaluator_key:
             try:
