@@ -134,9 +134,11 @@ def sample_batch(n: int, seed: int):
         from zerochess.engine.board import Board
         from zerochess.engine.encoding import encode_board, legal_move_indices
     except ImportError:
-        tokens = rng.integers(0, 44, (n, 72), dtype=np.uint8)
+        from zerochess.engine.layout import POLICY_SIZE, SEQ_LEN, VOCAB_SIZE
+
+        tokens = rng.integers(0, VOCAB_SIZE, (n, SEQ_LEN), dtype=np.uint8)
         counts = rng.integers(1, 60, n)
-        legal = [rng.choice(4168, c, replace=False) for c in counts]
+        legal = [rng.choice(POLICY_SIZE, c, replace=False) for c in counts]
         kind = "random tokens"
     else:
         tokens, legal, board = [], [], chess.Board()

@@ -13,6 +13,7 @@ from zerochess.engine.checkpoint import CheckpointError
 from zerochess.engine.encoding import encode_board, legal_move_indices
 from zerochess.engine.backends import make_evaluator
 from zerochess.engine.evaluator import Evaluator, UniformEvaluator
+from zerochess.engine.layout import SEQ_LEN
 from zerochess.engine.torch_evaluator import TorchEvaluator, default_precision
 from zerochess.engine.network import POLICY_HEADS
 
@@ -194,7 +195,7 @@ def test_evaluator_leaves_the_callers_model_alone():
 
 def test_empty_batch_and_bad_input():
     ev = TorchEvaluator(fresh_network(), "cpu", precision="fp32")
-    priors, wdl = ev.evaluate(np.zeros((0, 72), np.uint8), np.zeros(0, np.int32),
+    priors, wdl = ev.evaluate(np.zeros((0, SEQ_LEN), np.uint8), np.zeros(0, np.int32),
                               np.zeros(1, np.int32))
     assert priors.shape == (0,) and wdl.shape == (0, 3)
     tokens, legal, offsets = BATCH

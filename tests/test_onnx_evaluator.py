@@ -13,6 +13,7 @@ from zerochess.engine.api import load_network, shipped_network_path  # noqa: E40
 from zerochess.engine.backends import make_evaluator, resolve_runtime  # noqa: E402
 from zerochess.engine.onnx_evaluator import OnnxEvaluator, network_key  # noqa: E402
 from zerochess.engine import torch_evaluator  # noqa: E402
+from zerochess.engine.layout import SEQ_LEN  # noqa: E402
 from zerochess.engine.torch_evaluator import TorchEvaluator  # noqa: E402
 from zerochess.uci.options import OptionValues  # noqa: E402
 from zerochess.uci.player import Player  # noqa: E402
@@ -103,7 +104,7 @@ def test_policy_temperature_matches_torch_and_keeps_the_session(pair):
 
 def test_abi_edge_cases(pair):
     _, onnx = pair
-    priors, wdl = onnx.evaluate(np.zeros((0, 72), np.uint8), np.zeros(0, np.int32),
+    priors, wdl = onnx.evaluate(np.zeros((0, SEQ_LEN), np.uint8), np.zeros(0, np.int32),
                                 np.zeros(1, np.int32))
     assert priors.shape == (0,) and wdl.shape == (0, 3)
     tokens, legal, offsets = batch_of(random_fens(2, seed=5))

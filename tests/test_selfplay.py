@@ -17,6 +17,7 @@ import torch
 from zerochess.engine import Board, encode_board, legal_move_indices, move_to_index
 from zerochess.engine.api import fresh_network
 from zerochess.engine.checkpoint import load_checkpoint, save_checkpoint
+from zerochess.engine.layout import POLICY_SIZE
 from zerochess.train.data.format import load_shard
 from zerochess.train.data.replay import ReplayWindow, list_shards
 from zerochess.train.losses import LossWeights
@@ -112,12 +113,12 @@ def test_stagnation_detection_and_intervention():
 
 def test_loss_is_the_visit_cross_entropy():
     torch.manual_seed(0)
-    logits = torch.randn(2, 4168)
+    logits = torch.randn(2, POLICY_SIZE)
     wdl_logits = torch.randn(2, 3)
-    legal = torch.zeros(2, 4168, dtype=torch.bool)
+    legal = torch.zeros(2, POLICY_SIZE, dtype=torch.bool)
     legal[0, [5, 9, 77]] = True
     legal[1, [1, 2]] = True
-    target = torch.zeros(2, 4168)
+    target = torch.zeros(2, POLICY_SIZE)
     target[0, [5, 9, 77]] = torch.tensor([0.5, 0.25, 0.25])
     target[1, [1, 2]] = torch.tensor([1.0, 0.0])
     wdl = torch.tensor([2, 0])
@@ -138,8 +139,8 @@ def test_log_penalty_makes_the_loss_alphazeros_unmasked_cross_entropy():
     cfg = SelfPlayConfig(illegal_penalty="log", illegal_weight=1.0)
     w = LossWeights(1.0, 0.0, cfg.illegal_weight, cfg.illegal_penalty)
     torch.manual_seed(1)
-    logits, legal = torch.randn(3, 4168), torch.rand(3, 4168) < 0.01
-    target = torch.rand(3, 4168) * legal
+    logits, legal = torch.randn(3, POLICY_SIZE), torch.rand(3, POLICY_SIZE) < 0.01
+    target = torch.rand(3, POLICY_SIZE) * legal
     target = target / target.sum(-1, keepdim=True)
     total, _ = selfplay_loss(logits, torch.randn(3, 3), target, torch.tensor([0, 1, 2]), legal, w)
     unmasked = -(target * torch.log_softmax(logits, -1)).sum(-1).mean()

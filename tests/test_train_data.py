@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from zerochess.engine import Board, encode_board, index_to_move, legal_move_indices
+from zerochess.engine.layout import SEQ_LEN, VOCAB_SIZE
 from legacy_shards import downgrade_dataset
 from zerochess.train.data.batches import epoch_order, iterate_batches
 from zerochess.train.data.dataset import load_split, open_shard
@@ -130,7 +131,7 @@ def test_shard_round_trip(tmp_path, monkeypatch):
     rng = np.random.default_rng(0)
     n = 5
     arrays = {
-        "tokens": rng.integers(0, 44, (n, 72)).astype(np.uint8),
+        "tokens": rng.integers(0, VOCAB_SIZE, (n, SEQ_LEN)).astype(np.uint8),
         "wdl": np.eye(3, dtype=np.float32)[[2, 0, 1, 2, 1]],
         "move": np.arange(n, dtype=np.int16),
         "outcome": np.array([1, -1, 0, 1, 0], np.int8),

@@ -29,8 +29,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from zerochess.engine.network import (N_FROM_TO, N_SQUARES, N_UNDERPROMOTIONS, VOCAB_SIZE,
-                                      NetworkConfig, PolicyValueModel)
+from zerochess.engine.layout import N_FROM_TO, N_SQUARES, N_UNDERPROMOTIONS, VOCAB_SIZE
+from zerochess.engine.network import NetworkConfig, PolicyValueModel
 
 
 def reach_table() -> torch.Tensor:
