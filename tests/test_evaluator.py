@@ -14,7 +14,7 @@ from zerochess.engine.encoding import encode_board, legal_move_indices
 from zerochess.engine.backends import make_evaluator
 from zerochess.engine.evaluator import Evaluator, UniformEvaluator
 from zerochess.engine.layout import SEQ_LEN
-from zerochess.engine.torch_evaluator import TorchEvaluator, default_precision
+from zerochess.engine.torch_evaluator import TorchEvaluator, default_precision, resolve_device
 from zerochess.engine.network import POLICY_HEADS
 
 
@@ -241,3 +241,14 @@ def test_cuda_evaluator_matches_cpu(precision):
         check_distributions(priors, wdl, offsets)
         kl = np.add.reduceat(ref_p * (np.log(ref_p) - np.log(priors)), offsets[:-1])
         assert kl.max() < 1e-3 and np.abs(wdl - ref_w).max() < 1e-2
+
+
+def test_one_device_chooser_serves_the_engine_and_the_trainers():
+    from zerochess.train.common import optim
+
+    assert optim.resolve_device is resolve_device
+    auto = "cuda" if torch.cuda.is_available() else "cpu"
+    assert resolve_device("auto").type == resolve_device(None).type == auto
+    assert resolve_device("cpu") == torch.device("cpu")
+    with pytest.raises(RuntimeError, match="bogus"):
+        resolve_device("bogus")

@@ -56,7 +56,12 @@ _MALLOC_TUNED: bool | None = None
 
 
 def resolve_device(device: str | None) -> "torch.device":
-    """``"auto"``/None -> CUDA when available, else CPU; anything else as torch reads it."""
+    """``"auto"``/None -> CUDA when available, else CPU; anything else as torch reads it.
+
+    The package's one device chooser (engine, trainers, self-play's learner), so that every
+    ``--device``/``Device`` value means the same thing everywhere. Torch is imported here,
+    not with the module, so choosing a runtime costs no torch until one is needed.
+    """
     import torch
 
     if device in (None, "auto"):

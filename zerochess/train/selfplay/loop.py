@@ -241,7 +241,7 @@ class SelfPlayRun:
         The fleet's actors play on meanwhile (``actor_lookahead``)."""
         import torch
 
-        from zerochess.train.common.optim import resolve_device
+        from zerochess.engine.torch_evaluator import resolve_device
         from zerochess.train.data.replay import ReplayWindow
         from zerochess.train.selfplay.learner import Learner
 
