@@ -83,8 +83,8 @@ from pathlib import Path
 
 import numpy as np
 
+from zerochess.engine.atomic import temporary_name, write_json_atomic
 from zerochess.engine.layout import POLICY_SIZE, SEQ_LEN
-from zerochess.train.common.atomic import temporary_name, write_json_atomic
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "Shard", "ShardError", "load_shard", "remove_partial",
            "pack_shard", "unpack_shard",

@@ -51,7 +51,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from zerochess.train.common.atomic import write_json_atomic
+from zerochess.engine.atomic import write_json_atomic
 from zerochess.train.common.jsonl import append_jsonl, keep_jsonl
 from zerochess.train.common.runlog import attach_log, detach_log
 from zerochess.train.common.state import check_version
