@@ -30,7 +30,6 @@ from zerochess.engine.network import (
     NetworkConfig,
     flops_per_position,
     param_count,
-    value_from_wdl,
 )
 
 FENS = [
@@ -267,11 +266,6 @@ def test_reach_mask_never_masks_a_legal_move_and_masks_the_rest_of_the_geometry(
     # Checkpoints from before the field load without it (the default is off).
     assert NetworkConfig.from_dict({k: v for k, v in PRESETS["tiny"].to_dict().items()
                                     if k != "reach_mask"}).reach_mask is False
-
-
-def test_value_from_wdl():
-    wdl = torch.tensor([[0.2, 0.3, 0.5], [1.0, 0.0, 0.0]])
-    torch.testing.assert_close(value_from_wdl(wdl), torch.tensor([0.3, -1.0]))
 
 
 # ---------------------------------------------------------------- predict / load_network

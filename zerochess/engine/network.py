@@ -205,11 +205,6 @@ def build_model(config: NetworkConfig) -> PolicyValueModel:
     return model_class(config.architecture)(config)
 
 
-def value_from_wdl(wdl: torch.Tensor) -> torch.Tensor:
-    """Scalar value in [-1, 1] from WDL probabilities: P(win) - P(loss)."""
-    return wdl[..., 2] - wdl[..., 0]
-
-
 def param_count(model_or_config: nn.Module | NetworkConfig) -> int:
     """Number of parameters (builds the model on the meta device if given a config)."""
     if isinstance(model_or_config, NetworkConfig):
