@@ -179,7 +179,7 @@ def test_bf16_on_the_shipped_network_is_an_opt_in_with_the_looser_bound():
 def test_default_precision_is_fp32_on_every_cpu(native_bf16, monkeypatch):
     from zerochess.engine import torch_evaluator
 
-    monkeypatch.setattr(torch_evaluator, "_native_bf16", lambda: native_bf16)
+    monkeypatch.setattr(torch_evaluator, "native_bf16", lambda: native_bf16)
     assert default_precision(torch.device("cpu")) == "fp32"
     assert default_precision(torch.device("cuda")) == "fp16"
     assert TorchEvaluator(fresh_network(), "cpu").precision == "fp32"

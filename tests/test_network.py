@@ -20,7 +20,7 @@ from zerochess.engine.checkpoint import (
 from zerochess.engine.layout import POLICY_SIZE, SEQ_LEN, VOCAB_SIZE
 from zerochess.engine.models.transformer import (
     ChessTransformer,
-    _underpromotion_tables,
+    underpromotion_tables,
     deepen,
     grow,
 )
@@ -196,7 +196,7 @@ def test_param_count_and_flops_match_the_model(preset, extra, head):
 
 def test_underpromotion_tables_match_the_encoding():
     """The attention head's (from, to) for each under-promotion index is the move's squares."""
-    frm, to, piece = _underpromotion_tables()
+    frm, to, piece = underpromotion_tables()
     seen = 0
     for fen in FENS[4:]:
         board = Board(fen)

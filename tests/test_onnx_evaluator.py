@@ -209,7 +209,7 @@ def test_make_evaluator_builds_the_runtime_asked_for(cache, monkeypatch):
 @pytest.mark.parametrize("native_bf16", [False, True])
 def test_auto_is_onnx_on_every_cpu_for_engine_sized_batches(native_bf16, monkeypatch):
     # bf16 is not the default even where the CPU runs it natively (default_precision)
-    monkeypatch.setattr(torch_evaluator, "_native_bf16", lambda: native_bf16)
+    monkeypatch.setattr(torch_evaluator, "native_bf16", lambda: native_bf16)
     assert resolve_runtime("auto", "cpu") == ("onnx-fp32", "cpu")
     assert resolve_runtime("auto", "cpu", max_batch=128) == ("onnx-fp32", "cpu")
     # self-play's batches of hundreds: torch (ONNX Runtime measured 0.90-0.96x there)
