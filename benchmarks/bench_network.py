@@ -181,6 +181,7 @@ def worker(args) -> dict:
     import torch
 
     from zerochess.engine.api import fresh_network
+    from zerochess.engine.backends import network_path
     from zerochess.engine.checkpoint import load_checkpoint
     from zerochess.engine.torch_evaluator import TorchEvaluator
     from zerochess.engine.network import flops_per_position, param_count
@@ -207,7 +208,7 @@ def worker(args) -> dict:
         stress_weights(model)
         out["faithful_stress"] = faithfulness(model, precision, backend == "compile", batch)
         if args.checkpoint:
-            trained, _ = load_checkpoint(args.checkpoint)
+            trained, _ = load_checkpoint(network_path(args.checkpoint))
             out["faithful_trained"] = faithfulness(trained, precision, backend == "compile", batch)
     return out
 
@@ -237,7 +238,8 @@ def main() -> None:
     ap.add_argument("--policy-head", default="pooled", choices=("pooled", "attention"))
     ap.add_argument("--repeats", type=int, default=7, help="timed runs per figure (median)")
     ap.add_argument("--budget", type=float, default=8.0, help="seconds per figure, soft cap")
-    ap.add_argument("--checkpoint", default=None, help="also check faithfulness on this net")
+    ap.add_argument("--checkpoint", default=None,
+                    help="also check faithfulness on this net: default, zero or a checkpoint path")
     ap.add_argument("--worker-preset", help=argparse.SUPPRESS)
     ap.add_argument("--worker-backend", help=argparse.SUPPRESS)
     args = ap.parse_args()

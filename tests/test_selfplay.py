@@ -300,6 +300,40 @@ def test_end_to_end_with_resume_between_learner_and_gate(init_ckpt, tmp_path):
     assert "elo.png" in out.stdout and "losses.png" in out.stdout
 
 
+def test_init_takes_the_network_names_weightsfile_takes(tmp_path, monkeypatch):
+    """``--init zero``/``default`` start from the shipped networks (WeightsFile's names); a
+    missing file is named before any run directory is made. The games themselves are the
+    other tests' business: here ``run`` only records where the run starts from."""
+    from click.testing import CliRunner
+
+    from zerochess.cli import main
+    from zerochess.engine.api import shipped_network_path
+
+    started = []
+
+    def record_start(self, progress=None):
+        started.append(self.init)
+        self.close()
+        return {}
+
+    monkeypatch.setattr(SelfPlayRun, "run", record_start)
+    for name in ("zero", "default"):
+        out = tmp_path / name
+        res = CliRunner().invoke(main, ["train", "selfplay", "--init", name, "--out", str(out)])
+        assert res.exit_code == 0, res.output
+        want = str(shipped_network_path(name).resolve())
+        assert json.loads((out / "config.json").read_text())["init"] == want
+        first, _ = load_checkpoint(out / "checkpoints" / "it0000.pt")
+        shipped, _ = load_checkpoint(want)
+        assert all(torch.equal(a, b) for a, b in
+                   zip(first.state_dict().values(), shipped.state_dict().values(), strict=True))
+    assert started == [str(shipped_network_path(n).resolve()) for n in ("zero", "default")]
+    res = CliRunner().invoke(main, ["train", "selfplay", "--init", str(tmp_path / "no.pt"),
+                                    "--out", str(tmp_path / "x")])
+    assert res.exit_code != 0 and f"--init {tmp_path / 'no.pt'}: no checkpoint file" in res.output
+    assert not (tmp_path / "x").exists()
+
+
 def test_killed_actor_phase_resumes_with_the_same_command(init_ckpt, tmp_path):
     """SIGKILL the CLI while actors write shards; the same command finishes the iteration
     with exactly games_per_iteration games, one checkpoint and one rating."""

@@ -8,9 +8,12 @@ module, at the top of that chain, knows all of them. Importing it costs no torch
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 from zerochess.engine.evaluator import Evaluator, UniformEvaluator
 
-__all__ = ["make_evaluator", "load_network_spec", "resolve_runtime", "RUNTIMES", "RUNTIME_HELP", "ONNX_AUTO_MAX_BATCH"]
+__all__ = ["make_evaluator", "load_network_spec", "network_path", "resolve_runtime", "RUNTIMES", "RUNTIME_HELP", "ONNX_AUTO_MAX_BATCH"]
 
 #: How the loaded network runs, declared once for the UCI option ``Backend`` and the CLI's
 #: ``--runtime``. One runtime per process: the evaluator that replaces another drops it.
@@ -61,6 +64,18 @@ def resolve_runtime(runtime: str, device: str | None = "auto",
     if runtime == "torch-fp16" and resolved.type != "cuda":
         raise ValueError("torch-fp16 runs on CUDA only (fp16 on the CPU is emulated and slow)")
     return runtime, str(resolved)
+
+
+def network_path(spec: str | os.PathLike | None = None) -> Path:
+    """The checkpoint file a network spec names, for commands that need the file itself
+    (``train selfplay --init``, benchmarks): ``None``/``"default"`` and ``"zero"`` the
+    package's shipped networks (as ``WeightsFile`` reads them), anything else the path as
+    given. Whether the file exists is the caller's question. Imports torch (``api``)."""
+    from zerochess.engine.api import SHIPPED_NETWORKS, shipped_network_path
+
+    if spec is None or spec in SHIPPED_NETWORKS:
+        return shipped_network_path(spec or "default")
+    return Path(spec)
 
 
 def load_network_spec(spec: str | None = None):
