@@ -35,8 +35,7 @@ from torch import nn
 
 # The encoding contract's sizes (zerochess.engine.encoding implements it natively); from the
 # pure-Python layout module, so the network builds without the compiled extension.
-from zerochess.engine.layout import (N_FROM_TO, N_SQUARES, N_UNDERPROMOTIONS, POLICY_SIZE,
-                                     SEQ_LEN, VOCAB_SIZE)
+from zerochess.engine.layout import POLICY_SIZE, SEQ_LEN, VOCAB_SIZE
 
 POLICY_HEADS = ("pooled", "attention")
 
