@@ -36,7 +36,7 @@ from pathlib import Path
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from zerochess.engine.api import shipped_network_path  # noqa: E402
+from zerochess.engine.backends import network_path  # noqa: E402
 from zerochess.train.selfplay.config import SelfPlayConfig  # noqa: E402
 from zerochess.train.selfplay.loop import SelfPlayRun  # noqa: E402
 from zerochess.train.selfplay.reports import ChunkTask, NetworkRef  # noqa: E402
@@ -115,7 +115,8 @@ def concurrency_run(cfg: SelfPlayConfig, init: str, steps: int) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--checkpoint", default=None, help="network [default: the shipped one]")
+    ap.add_argument("--checkpoint", default=None,
+                    help="network: default (the shipped one, the default), zero or a path")
     ap.add_argument("--repeats", type=int, default=None)
     ap.add_argument("--games", type=int, default=None, help="games per backend run")
     ap.add_argument("--games-per-worker", type=int, default=32)
@@ -127,7 +128,7 @@ def main() -> None:
     args = ap.parse_args()
     args.repeats = args.repeats or (1 if args.quick else 3)
     args.games = args.games or (96 if args.quick else 192)
-    init = args.checkpoint or str(shipped_network_path())
+    init = str(network_path(args.checkpoint))
     cfg = base_config(args)
     skip = set(filter(None, args.skip.split(",")))
     print(f"# {os.cpu_count()} cores; network {init}; {cfg.workers} actors x "

@@ -132,7 +132,7 @@ class Worker:
 def cpu_description() -> str:
     import torch
 
-    from zerochess.engine.torch_evaluator import _native_bf16
+    from zerochess.engine.torch_evaluator import native_bf16
 
     model = "?"
     try:
@@ -141,14 +141,14 @@ def cpu_description() -> str:
     except OSError:
         pass
     return (f"CPU {model}, torch capability {torch.backends.cpu.get_cpu_capability()}, "
-            f"native bf16: {'yes' if _native_bf16() else 'no'}, {os.cpu_count()} cores")
+            f"native bf16: {'yes' if native_bf16() else 'no'}, {os.cpu_count()} cores")
 
 
 def measure_network(network: str, args) -> None:
-    from zerochess.engine.torch_evaluator import _native_bf16
+    from zerochess.engine.torch_evaluator import native_bf16
 
     runtimes = args.runtimes.split(",") if args.runtimes else (
-        [BASELINE] + (["torch-bf16"] if _native_bf16() else []) + ["onnx-fp32"])
+        [BASELINE] + (["torch-bf16"] if native_bf16() else []) + ["onnx-fp32"])
     if BASELINE not in runtimes:
         runtimes.insert(0, BASELINE)
     workers = [Worker(r, t, network) for t in args.threads for r in runtimes]

@@ -134,9 +134,11 @@ def sample_batch(n: int, seed: int):
         from zerochess.engine.board import Board
         from zerochess.engine.encoding import encode_board, legal_move_indices
     except ImportError:
-        tokens = rng.integers(0, 44, (n, 72), dtype=np.uint8)
+        from zerochess.engine.layout import POLICY_SIZE, SEQ_LEN, VOCAB_SIZE
+
+        tokens = rng.integers(0, VOCAB_SIZE, (n, SEQ_LEN), dtype=np.uint8)
         counts = rng.integers(1, 60, n)
-        legal = [rng.choice(4168, c, replace=False) for c in counts]
+        legal = [rng.choice(POLICY_SIZE, c, replace=False) for c in counts]
         kind = "random tokens"
     else:
         tokens, legal, board = [], [], chess.Board()
@@ -179,6 +181,7 @@ def worker(args) -> dict:
     import torch
 
     from zerochess.engine.api import fresh_network
+    from zerochess.engine.backends import network_path
     from zerochess.engine.checkpoint import load_checkpoint
     from zerochess.engine.torch_evaluator import TorchEvaluator
     from zerochess.engine.network import flops_per_position, param_count
@@ -205,7 +208,7 @@ def worker(args) -> dict:
         stress_weights(model)
         out["faithful_stress"] = faithfulness(model, precision, backend == "compile", batch)
         if args.checkpoint:
-            trained, _ = load_checkpoint(args.checkpoint)
+            trained, _ = load_checkpoint(network_path(args.checkpoint))
             out["faithful_trained"] = faithfulness(trained, precision, backend == "compile", batch)
     return out
 
@@ -235,7 +238,8 @@ def main() -> None:
     ap.add_argument("--policy-head", default="pooled", choices=("pooled", "attention"))
     ap.add_argument("--repeats", type=int, default=7, help="timed runs per figure (median)")
     ap.add_argument("--budget", type=float, default=8.0, help="seconds per figure, soft cap")
-    ap.add_argument("--checkpoint", default=None, help="also check faithfulness on this net")
+    ap.add_argument("--checkpoint", default=None,
+                    help="also check faithfulness on this net: default, zero or a checkpoint path")
     ap.add_argument("--worker-preset", help=argparse.SUPPRESS)
     ap.add_argument("--worker-backend", help=argparse.SUPPRESS)
     args = ap.parse_args()

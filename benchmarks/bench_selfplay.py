@@ -30,6 +30,7 @@ from pathlib import Path
 import torch
 
 from zerochess.engine.api import fresh_network
+from zerochess.engine.backends import network_path
 from zerochess.engine.checkpoint import save_checkpoint
 from zerochess.train.selfplay.config import SelfPlayConfig
 from zerochess.train.selfplay.worker import WorkerJob, run_worker
@@ -42,7 +43,7 @@ def bench(args) -> dict:
                          device=args.device, threads=args.threads, resign_threshold=-1.0,
                          self_play_ratio=1.0)
     with tempfile.TemporaryDirectory() as tmp:
-        ckpt = args.checkpoint
+        ckpt = None if args.checkpoint is None else network_path(args.checkpoint)
         if ckpt is None:
             ckpt = Path(tmp) / "net.pt"
             save_checkpoint(ckpt, fresh_network(args.preset, seed=1))
@@ -70,7 +71,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--preset", default="tiny")
-    ap.add_argument("--checkpoint", type=Path, default=None, help="a network instead of --preset")
+    ap.add_argument("--checkpoint", default=None,
+                    help="a network instead of --preset: default, zero or a checkpoint path")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--games", type=int, default=256, help="concurrent games")

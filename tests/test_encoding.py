@@ -9,6 +9,7 @@ import pytest
 from zerochess.engine import (
     POLICY_SIZE, SEQ_LEN, VOCAB_SIZE, Board, IllegalMoveError, encode_board, index_to_move,
     legal_move_indices, move_to_index)
+from zerochess.engine import layout
 
 
 def _positions(count: int, seed: int):
@@ -39,6 +40,18 @@ def test_every_legal_move_has_a_distinct_index_and_round_trips(request):
         seen_castle += sum(m in ("e1g1", "e1c1", "e8g8", "e8c8") and board.piece_at(
             {"e1": 4, "e8": 60}[m[:2]]) in ("K", "k") for m in moves)
     assert seen_underpromotion > 0 and seen_castle > 0
+
+
+def test_the_compiled_encoding_is_sized_by_the_layout_module():
+    """layout.py is the one Python source of the sizes; the C enum in encoding.pxd, which sizes
+    the buffers the native code fills, must agree with it."""
+    assert (layout.SEQ_LEN, layout.VOCAB_SIZE, layout.POLICY_SIZE) == (72, 44, 4168)  # as documented
+    assert (SEQ_LEN, VOCAB_SIZE, POLICY_SIZE) == (layout.SEQ_LEN, layout.VOCAB_SIZE, layout.POLICY_SIZE)
+    assert encode_board(Board()).shape == (layout.SEQ_LEN,)  # allocated with the C SEQ_LEN
+    with pytest.raises(ValueError, match=f"outside 0..{layout.POLICY_SIZE - 1}"):  # the C bound
+        index_to_move(Board(), layout.POLICY_SIZE)
+    under = Board("1r2k3/P7/8/8/8/8/8/4K3 w - - 0 1")
+    assert move_to_index(under, "a7b8r") == layout.N_FROM_TO + (0 * 3 + 2) * 3 + 2  # C N_FROM_TO
 
 
 def test_tokens_shape_and_vocabulary():

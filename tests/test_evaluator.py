@@ -13,7 +13,8 @@ from zerochess.engine.checkpoint import CheckpointError
 from zerochess.engine.encoding import encode_board, legal_move_indices
 from zerochess.engine.backends import make_evaluator
 from zerochess.engine.evaluator import Evaluator, UniformEvaluator
-from zerochess.engine.torch_evaluator import TorchEvaluator, default_precision
+from zerochess.engine.layout import SEQ_LEN
+from zerochess.engine.torch_evaluator import TorchEvaluator, default_precision, resolve_device
 from zerochess.engine.network import POLICY_HEADS
 
 
@@ -178,7 +179,7 @@ def test_bf16_on_the_shipped_network_is_an_opt_in_with_the_looser_bound():
 def test_default_precision_is_fp32_on_every_cpu(native_bf16, monkeypatch):
     from zerochess.engine import torch_evaluator
 
-    monkeypatch.setattr(torch_evaluator, "_native_bf16", lambda: native_bf16)
+    monkeypatch.setattr(torch_evaluator, "native_bf16", lambda: native_bf16)
     assert default_precision(torch.device("cpu")) == "fp32"
     assert default_precision(torch.device("cuda")) == "fp16"
     assert TorchEvaluator(fresh_network(), "cpu").precision == "fp32"
@@ -194,7 +195,7 @@ def test_evaluator_leaves_the_callers_model_alone():
 
 def test_empty_batch_and_bad_input():
     ev = TorchEvaluator(fresh_network(), "cpu", precision="fp32")
-    priors, wdl = ev.evaluate(np.zeros((0, 72), np.uint8), np.zeros(0, np.int32),
+    priors, wdl = ev.evaluate(np.zeros((0, SEQ_LEN), np.uint8), np.zeros(0, np.int32),
                               np.zeros(1, np.int32))
     assert priors.shape == (0,) and wdl.shape == (0, 3)
     tokens, legal, offsets = BATCH
@@ -240,3 +241,14 @@ def test_cuda_evaluator_matches_cpu(precision):
         check_distributions(priors, wdl, offsets)
         kl = np.add.reduceat(ref_p * (np.log(ref_p) - np.log(priors)), offsets[:-1])
         assert kl.max() < 1e-3 and np.abs(wdl - ref_w).max() < 1e-2
+
+
+def test_one_device_chooser_serves_the_engine_and_the_trainers():
+    from zerochess.train.common import optim
+
+    assert optim.resolve_device is resolve_device
+    auto = "cuda" if torch.cuda.is_available() else "cpu"
+    assert resolve_device("auto").type == resolve_device(None).type == auto
+    assert resolve_device("cpu") == torch.device("cpu")
+    with pytest.raises(RuntimeError, match="bogus"):
+        resolve_device("bogus")

@@ -86,13 +86,13 @@ def test_sprt_llr():
 
 
 def test_sprt_option_parses_min_games():
-    from zerochess.match.cli import _parse_sprt
+    from zerochess.match.cli import parse_sprt
 
-    assert _parse_sprt("elo0=0,elo1=5").min_games == 20
-    assert _parse_sprt("elo0=0,elo1=5,min_games=40") == Sprt(0, 5, 0.05, 0.05, 40)
+    assert parse_sprt("elo0=0,elo1=5").min_games == 20
+    assert parse_sprt("elo0=0,elo1=5,min_games=40") == Sprt(0, 5, 0.05, 0.05, 40)
     for bad in ("elo0=0,elo1=5,min_games=0", "elo0=0,elo1=5,min_games=2.5", "elo0=0,min_games=x"):
         with pytest.raises(MatchConfigError):
-            _parse_sprt(bad)
+            parse_sprt(bad)
 
 
 def test_sprt_waits_for_min_games():

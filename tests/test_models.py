@@ -9,6 +9,7 @@ from torch import nn
 
 from zerochess.engine import network
 from zerochess.engine.checkpoint import load_checkpoint, save_checkpoint
+from zerochess.engine.layout import POLICY_SIZE, SEQ_LEN
 from zerochess.engine.models.transformer import ChessTransformer
 from zerochess.engine.network import NetworkConfig, PolicyValueModel, architectures, build_model
 
@@ -63,8 +64,8 @@ def test_one_module_and_a_preset_add_an_architecture(monkeypatch, tmp_path):
     cfg = NetworkConfig.preset("toy")
     model = build_model(cfg)
     assert isinstance(model, _Toy) and model.fp32_modules() == [model.policy, model.value]
-    policy, wdl = model(torch.zeros(2, 72, dtype=torch.uint8))
-    assert policy.shape == (2, 4168) and wdl.shape == (2, 3)
+    policy, wdl = model(torch.zeros(2, SEQ_LEN, dtype=torch.uint8))
+    assert policy.shape == (2, POLICY_SIZE) and wdl.shape == (2, 3)
     # the architecture travels in the checkpoint
     path = save_checkpoint(tmp_path / "toy.pt", model)
     loaded, _ = load_checkpoint(path)

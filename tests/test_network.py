@@ -17,9 +17,10 @@ from zerochess.engine.checkpoint import (
     load_checkpoint,
     save_checkpoint,
 )
+from zerochess.engine.layout import POLICY_SIZE, SEQ_LEN, VOCAB_SIZE
 from zerochess.engine.models.transformer import (
     ChessTransformer,
-    _underpromotion_tables,
+    underpromotion_tables,
     deepen,
     grow,
 )
@@ -29,7 +30,6 @@ from zerochess.engine.network import (
     NetworkConfig,
     flops_per_position,
     param_count,
-    value_from_wdl,
 )
 
 FENS = [
@@ -52,16 +52,16 @@ def test_contract_constants_match_the_native_encoding():
 @pytest.mark.parametrize("batch", [1, 5])
 def test_forward_shapes(head, batch):
     model = fresh_network("tiny", policy_head=head)
-    tokens = torch.randint(0, 44, (batch, 72), dtype=torch.uint8)
+    tokens = torch.randint(0, VOCAB_SIZE, (batch, SEQ_LEN), dtype=torch.uint8)
     policy, wdl = model(tokens)
-    assert policy.shape == (batch, 4168) and wdl.shape == (batch, 3)
+    assert policy.shape == (batch, POLICY_SIZE) and wdl.shape == (batch, 3)
     assert torch.isfinite(policy).all() and torch.isfinite(wdl).all()
 
 
 @pytest.mark.parametrize("head", POLICY_HEADS)
 def test_batch_rows_are_independent(head):
     model = fresh_network("tiny", policy_head=head, seed=3)
-    tokens = torch.randint(0, 44, (6, 72), dtype=torch.uint8)
+    tokens = torch.randint(0, VOCAB_SIZE, (6, SEQ_LEN), dtype=torch.uint8)
     with torch.inference_mode():
         batched = model(tokens)
         single = [model(tokens[i : i + 1]) for i in range(6)]
@@ -72,7 +72,7 @@ def test_batch_rows_are_independent(head):
 def test_training_and_inference_attention_agree():
     """Training runs SDPA, CPU inference the explicit-matmul attention: same function."""
     model = fresh_network("small", dropout=0.0, seed=6)
-    tokens = torch.randint(0, 44, (3, 72), dtype=torch.uint8)
+    tokens = torch.randint(0, VOCAB_SIZE, (3, SEQ_LEN), dtype=torch.uint8)
     with torch.no_grad():
         train_out = model.train()(tokens)
         eval_out = model.eval()(tokens)
@@ -84,7 +84,7 @@ def test_training_and_inference_attention_agree():
 def test_every_parameter_learns(head):
     """Both heads and every layer get gradients (no dead branch in the model)."""
     model = fresh_network("tiny", policy_head=head).train()
-    tokens = torch.randint(0, 44, (4, 72), dtype=torch.uint8)
+    tokens = torch.randint(0, VOCAB_SIZE, (4, SEQ_LEN), dtype=torch.uint8)
     policy, wdl = model(tokens)
     loss = torch.nn.functional.cross_entropy(policy, torch.tensor([1, 2, 4100, 4167]))
     (loss + torch.nn.functional.cross_entropy(wdl, torch.tensor([0, 1, 2, 1]))).backward()
@@ -94,7 +94,7 @@ def test_every_parameter_learns(head):
 
 def assert_same_function(model, grown):
     """The grown network answers exactly as the original on random tokens (returned)."""
-    tokens = torch.randint(0, 44, (5, 72), dtype=torch.uint8)
+    tokens = torch.randint(0, VOCAB_SIZE, (5, SEQ_LEN), dtype=torch.uint8)
     with torch.no_grad():
         for a, b in zip(model(tokens), grown(tokens)):
             torch.testing.assert_close(a, b, atol=0, rtol=0)
@@ -135,7 +135,7 @@ def test_grow_keeps_the_function_then_learns_and_both_attention_paths_agree():
     tokens = assert_same_function(model, grown)
     one_training_step(grown, tokens, lr=1.0)
     for layer in grown.layers:
-        assert layer.attn_bias.shape == (4, 72, 72) and layer.attn_bias.abs().sum() > 0
+        assert layer.attn_bias.shape == (4, SEQ_LEN, SEQ_LEN) and layer.attn_bias.abs().sum() > 0
     assert grown.value_squares[-1].weight.abs().sum() > 0
     with torch.no_grad():
         for layer in grown.layers:
@@ -188,7 +188,7 @@ def test_param_count_and_flops_match_the_model(preset, extra, head):
     model = ChessTransformer(cfg).eval()
     assert param_count(cfg) == param_count(model) == sum(p.numel() for p in model.parameters())
     with FlopCounterMode(display=False) as counter, torch.inference_mode():
-        model(torch.zeros(2, 72, dtype=torch.uint8))
+        model(torch.zeros(2, SEQ_LEN, dtype=torch.uint8))
     # CPU inference computes attention with plain matmuls, so torch's counter sees every
     # matmul of the network, heads included.
     assert counter.get_total_flops() // 2 == flops_per_position(cfg)
@@ -196,7 +196,7 @@ def test_param_count_and_flops_match_the_model(preset, extra, head):
 
 def test_underpromotion_tables_match_the_encoding():
     """The attention head's (from, to) for each under-promotion index is the move's squares."""
-    frm, to, piece = _underpromotion_tables()
+    frm, to, piece = underpromotion_tables()
     seen = 0
     for fen in FENS[4:]:
         board = Board(fen)
@@ -268,18 +268,13 @@ def test_reach_mask_never_masks_a_legal_move_and_masks_the_rest_of_the_geometry(
                                     if k != "reach_mask"}).reach_mask is False
 
 
-def test_value_from_wdl():
-    wdl = torch.tensor([[0.2, 0.3, 0.5], [1.0, 0.0, 0.0]])
-    torch.testing.assert_close(value_from_wdl(wdl), torch.tensor([0.3, -1.0]))
-
-
 # ---------------------------------------------------------------- predict / load_network
 
 @pytest.mark.parametrize("head", POLICY_HEADS)
 def test_predict_boards_and_fens(head):
     net = Network(fresh_network("tiny", policy_head=head, seed=5))
     logits, wdl = net.predict(FENS)
-    assert logits.shape == (len(FENS), 4168) and logits.dtype == np.float32
+    assert logits.shape == (len(FENS), POLICY_SIZE) and logits.dtype == np.float32
     assert wdl.shape == (len(FENS), 3) and wdl.dtype == np.float32
     np.testing.assert_allclose(wdl.sum(axis=1), 1.0, atol=1e-6)
     assert (wdl > 0).all()
@@ -289,7 +284,7 @@ def test_predict_boards_and_fens(head):
     # Raw logits: the same network gives different positions different outputs.
     assert not np.allclose(logits[0], logits[3])
     empty_logits, empty_wdl = net.predict([])
-    assert empty_logits.shape == (0, 4168) and empty_wdl.shape == (0, 3)
+    assert empty_logits.shape == (0, POLICY_SIZE) and empty_wdl.shape == (0, 3)
     with pytest.raises(TypeError):
         net.predict([42])
 

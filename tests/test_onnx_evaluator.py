@@ -13,6 +13,7 @@ from zerochess.engine.api import load_network, shipped_network_path  # noqa: E40
 from zerochess.engine.backends import make_evaluator, resolve_runtime  # noqa: E402
 from zerochess.engine.onnx_evaluator import OnnxEvaluator, network_key  # noqa: E402
 from zerochess.engine import torch_evaluator  # noqa: E402
+from zerochess.engine.layout import SEQ_LEN  # noqa: E402
 from zerochess.engine.torch_evaluator import TorchEvaluator  # noqa: E402
 from zerochess.uci.options import OptionValues  # noqa: E402
 from zerochess.uci.player import Player  # noqa: E402
@@ -103,7 +104,7 @@ def test_policy_temperature_matches_torch_and_keeps_the_session(pair):
 
 def test_abi_edge_cases(pair):
     _, onnx = pair
-    priors, wdl = onnx.evaluate(np.zeros((0, 72), np.uint8), np.zeros(0, np.int32),
+    priors, wdl = onnx.evaluate(np.zeros((0, SEQ_LEN), np.uint8), np.zeros(0, np.int32),
                                 np.zeros(1, np.int32))
     assert priors.shape == (0,) and wdl.shape == (0, 3)
     tokens, legal, offsets = batch_of(random_fens(2, seed=5))
@@ -208,7 +209,7 @@ def test_make_evaluator_builds_the_runtime_asked_for(cache, monkeypatch):
 @pytest.mark.parametrize("native_bf16", [False, True])
 def test_auto_is_onnx_on_every_cpu_for_engine_sized_batches(native_bf16, monkeypatch):
     # bf16 is not the default even where the CPU runs it natively (default_precision)
-    monkeypatch.setattr(torch_evaluator, "_native_bf16", lambda: native_bf16)
+    monkeypatch.setattr(torch_evaluator, "native_bf16", lambda: native_bf16)
     assert resolve_runtime("auto", "cpu") == ("onnx-fp32", "cpu")
     assert resolve_runtime("auto", "cpu", max_batch=128) == ("onnx-fp32", "cpu")
     # self-play's batches of hundreds: torch (ONNX Runtime measured 0.90-0.96x there)

@@ -17,6 +17,7 @@ import torch
 from zerochess.engine import Board, encode_board, legal_move_indices, move_to_index
 from zerochess.engine.api import fresh_network
 from zerochess.engine.checkpoint import load_checkpoint, save_checkpoint
+from zerochess.engine.layout import POLICY_SIZE
 from zerochess.train.data.format import load_shard
 from zerochess.train.data.replay import ReplayWindow, list_shards
 from zerochess.train.losses import LossWeights
@@ -112,12 +113,12 @@ def test_stagnation_detection_and_intervention():
 
 def test_loss_is_the_visit_cross_entropy():
     torch.manual_seed(0)
-    logits = torch.randn(2, 4168)
+    logits = torch.randn(2, POLICY_SIZE)
     wdl_logits = torch.randn(2, 3)
-    legal = torch.zeros(2, 4168, dtype=torch.bool)
+    legal = torch.zeros(2, POLICY_SIZE, dtype=torch.bool)
     legal[0, [5, 9, 77]] = True
     legal[1, [1, 2]] = True
-    target = torch.zeros(2, 4168)
+    target = torch.zeros(2, POLICY_SIZE)
     target[0, [5, 9, 77]] = torch.tensor([0.5, 0.25, 0.25])
     target[1, [1, 2]] = torch.tensor([1.0, 0.0])
     wdl = torch.tensor([2, 0])
@@ -138,8 +139,8 @@ def test_log_penalty_makes_the_loss_alphazeros_unmasked_cross_entropy():
     cfg = SelfPlayConfig(illegal_penalty="log", illegal_weight=1.0)
     w = LossWeights(1.0, 0.0, cfg.illegal_weight, cfg.illegal_penalty)
     torch.manual_seed(1)
-    logits, legal = torch.randn(3, 4168), torch.rand(3, 4168) < 0.01
-    target = torch.rand(3, 4168) * legal
+    logits, legal = torch.randn(3, POLICY_SIZE), torch.rand(3, POLICY_SIZE) < 0.01
+    target = torch.rand(3, POLICY_SIZE) * legal
     target = target / target.sum(-1, keepdim=True)
     total, _ = selfplay_loss(logits, torch.randn(3, 3), target, torch.tensor([0, 1, 2]), legal, w)
     unmasked = -(target * torch.log_softmax(logits, -1)).sum(-1).mean()
@@ -297,6 +298,40 @@ def test_end_to_end_with_resume_between_learner_and_gate(init_ckpt, tmp_path):
                          capture_output=True, text=True, cwd=REPO, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "elo.png" in out.stdout and "losses.png" in out.stdout
+
+
+def test_init_takes_the_network_names_weightsfile_takes(tmp_path, monkeypatch):
+    """``--init zero``/``default`` start from the shipped networks (WeightsFile's names); a
+    missing file is named before any run directory is made. The games themselves are the
+    other tests' business: here ``run`` only records where the run starts from."""
+    from click.testing import CliRunner
+
+    from zerochess.cli import main
+    from zerochess.engine.api import shipped_network_path
+
+    started = []
+
+    def record_start(self, progress=None):
+        started.append(self.init)
+        self.close()
+        return {}
+
+    monkeypatch.setattr(SelfPlayRun, "run", record_start)
+    for name in ("zero", "default"):
+        out = tmp_path / name
+        res = CliRunner().invoke(main, ["train", "selfplay", "--init", name, "--out", str(out)])
+        assert res.exit_code == 0, res.output
+        want = str(shipped_network_path(name).resolve())
+        assert json.loads((out / "config.json").read_text())["init"] == want
+        first, _ = load_checkpoint(out / "checkpoints" / "it0000.pt")
+        shipped, _ = load_checkpoint(want)
+        assert all(torch.equal(a, b) for a, b in
+                   zip(first.state_dict().values(), shipped.state_dict().values(), strict=True))
+    assert started == [str(shipped_network_path(n).resolve()) for n in ("zero", "default")]
+    res = CliRunner().invoke(main, ["train", "selfplay", "--init", str(tmp_path / "no.pt"),
+                                    "--out", str(tmp_path / "x")])
+    assert res.exit_code != 0 and f"--init {tmp_path / 'no.pt'}: no checkpoint file" in res.output
+    assert not (tmp_path / "x").exists()
 
 
 def test_killed_actor_phase_resumes_with_the_same_command(init_ckpt, tmp_path):

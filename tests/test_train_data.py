@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from zerochess.engine import Board, encode_board, index_to_move, legal_move_indices
+from zerochess.engine.layout import SEQ_LEN, VOCAB_SIZE
 from legacy_shards import downgrade_dataset
 from zerochess.train.data.batches import epoch_order, iterate_batches
 from zerochess.train.data.dataset import load_split, open_shard
@@ -14,7 +15,7 @@ import zerochess.train.data.format as fmt
 from zerochess.train.data.format import FORMAT_VERSION, ShardError, load_shard, write_shard
 from zerochess.train.data.generate import GenerateConfig, generate
 from zerochess.train.data.randomplay import (KIND_MATE, KIND_RANDOM, TRUNCATED, PlayConfig,
-                                             _capture_value, play_game)
+                                             capture_value, play_game)
 
 PLAY = PlayConfig(max_plies=60, min_plies=4)
 CFG = GenerateConfig(games=12, seed=7, games_per_shard=4, val_fraction=0.25, play=PLAY)
@@ -130,7 +131,7 @@ def test_shard_round_trip(tmp_path, monkeypatch):
     rng = np.random.default_rng(0)
     n = 5
     arrays = {
-        "tokens": rng.integers(0, 44, (n, 72)).astype(np.uint8),
+        "tokens": rng.integers(0, VOCAB_SIZE, (n, SEQ_LEN)).astype(np.uint8),
         "wdl": np.eye(3, dtype=np.float32)[[2, 0, 1, 2, 1]],
         "move": np.arange(n, dtype=np.int16),
         "outcome": np.array([1, -1, 0, 1, 0], np.int8),
@@ -280,13 +281,13 @@ def test_pure_random_sampler_probabilities():
 
 def test_mvv_lva_prefers_the_most_valuable_victim():
     board = Board("4k3/8/8/3q4/4P3/8/8/3QK3 w - - 0 1")  # e4xd5 (PxQ) and d1xd5 (QxQ)
-    pxq = _capture_value(board, "e4d5", mvv_lva=True)
-    qxq = _capture_value(board, "d1d5", mvv_lva=True)
+    pxq = capture_value(board, "e4d5", mvv_lva=True)
+    qxq = capture_value(board, "d1d5", mvv_lva=True)
     assert pxq > qxq > 1.0
-    assert _capture_value(board, "d1d5", mvv_lva=False) == 1.0
-    assert _capture_value(board, "e1f2", mvv_lva=True) == 0.0
+    assert capture_value(board, "d1d5", mvv_lva=False) == 1.0
+    assert capture_value(board, "e1f2", mvv_lva=True) == 0.0
     ep = Board("4k3/8/8/3pP3/8/8/8/4K3 w - d6 0 1")
-    assert _capture_value(ep, "e5d6", mvv_lva=False) == 1.0
+    assert capture_value(ep, "e5d6", mvv_lva=False) == 1.0
 
 
 def test_game_truncation_and_min_length():

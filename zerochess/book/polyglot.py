@@ -22,13 +22,14 @@ from __future__ import annotations
 import os
 import random
 import struct
-import tempfile
 from bisect import bisect_left
 from collections import defaultdict
 from typing import Mapping, NamedTuple
 
 import chess
 import chess.polyglot
+
+from zerochess.engine.atomic import write_atomic
 
 ENTRY = struct.Struct(">QHHI")
 MAX_WEIGHT = 0xFFFF
@@ -122,23 +123,15 @@ def write_book(path: str | os.PathLike, counts: Mapping[tuple[int, str], int]) -
     """Write a Polyglot book from ``{(key, polyglot_uci): weight}`` (castling as e1h1, see
     `to_polyglot_uci`); returns the number of entries.
 
-    Written to a temporary file in the same folder and moved into place with ``os.replace``,
-    so a reader (or an engine with OwnBook) never sees a half-written book."""
+    Written atomically (``zerochess.engine.atomic``), so a reader (or an engine with OwnBook)
+    never sees a half-written book."""
     entries = scale_weights(counts)
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".book-", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            for e in entries:
-                out.write(ENTRY.pack(e.key, encode_move(e.move), e.weight, e.learn))
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes it private; a book is an ordinary file
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+
+    def write(out) -> None:
+        for e in entries:
+            out.write(ENTRY.pack(e.key, encode_move(e.move), e.weight, e.learn))
+
+    write_atomic(path, write)
     return len(entries)
 
 

@@ -10,13 +10,16 @@ module, at the top of that chain, knows all of them. Importing it costs no torch
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 from zerochess.engine.evaluator import Evaluator, UniformEvaluator
 from zerochess.engine.extras import (TRAIN_EXTRA, MissingExtraError, cuda_possible,
                                      exporter_installed, onnxruntime_installed, require_torch)
 from zerochess.engine.shipped import SHIPPED_NETWORKS, shipped_network_path
 
-__all__ = ["make_evaluator", "load_network_spec", "resolve_runtime", "is_onnx_file", "RUNTIMES",
-           "RUNTIME_HELP", "ONNX_AUTO_MAX_BATCH"]
+__all__ = ["make_evaluator", "load_network_spec", "network_path", "resolve_runtime", "is_onnx_file",
+           "RUNTIMES", "RUNTIME_HELP", "ONNX_AUTO_MAX_BATCH"]
 
 #: How the loaded network runs, declared once for the UCI option ``Backend`` and the CLI's
 #: ``--runtime``. One runtime per process: the evaluator that replaces another drops it.
@@ -83,6 +86,16 @@ def is_onnx_file(spec: str | None) -> bool:
     return spec is not None and str(spec).lower().endswith(".onnx")
 
 
+def network_path(spec: str | os.PathLike | None = None) -> Path:
+    """The checkpoint file a network spec names, for commands that need the torch file
+    itself (``train selfplay --init``, benchmarks): ``None``/``"default"`` and ``"zero"`` the
+    package's shipped ``.pt`` networks, anything else the path as given. Whether the file
+    exists is the caller's question. Imports no torch."""
+    if spec is None or spec in SHIPPED_NETWORKS:
+        return shipped_network_path(spec or "default", ".pt")
+    return Path(spec)
+
+
 def load_network_spec(spec: str | None = None):
     """The torch ``Network`` a short spec names: ``None``/``"default"`` the network shipped
     in the package, ``"zero"`` the shipped network that learnt from nothing but the rules,
@@ -92,9 +105,7 @@ def load_network_spec(spec: str | None = None):
                   else "a torch backend")
     from zerochess.engine.api import load_network
 
-    if spec in SHIPPED_NETWORKS:
-        spec = str(shipped_network_path(spec, ".pt"))
-    return load_network(spec, device="cpu")
+    return load_network(str(network_path(spec)), device="cpu")
 
 
 def make_evaluator(

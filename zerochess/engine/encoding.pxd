@@ -4,6 +4,8 @@
 from libc.stdint cimport uint8_t, int32_t
 from zerochess.engine.board cimport Position, Move
 
+# The sizes of zerochess/engine/layout.py, as C constants for the nogil code (encoding.pyx
+# checks at import that the two agree).
 cdef enum:
     SEQ_LEN = 72           # tokens per position
     VOCAB_SIZE = 44        # distinct token values

@@ -48,13 +48,20 @@ from zerochess.engine.board cimport (
     Board, Position, Move, WHITE, BLACK, KNIGHT, BISHOP, ROOK, NO_PIECE, MAX_MOVES,
     WHITE_OO, WHITE_OOO, BLACK_OO, BLACK_OOO, generate_legal, legal_en_passant,
     repetition_count, move_from, move_to, move_promotion)
+import zerochess.engine.layout as layout
 from zerochess.engine.board import move_to_uci
 
 cnp.import_array()
 
-# Python-visible copies of the C constants declared once in encoding.pxd (a Cython module
+# The C enum in encoding.pxd mirrors zerochess.engine.layout (C needs the sizes at compile
+# time); refuse to run with the two apart. The Python names are layout's values (a Cython module
 # cannot define a Python global under a C enum member's name, so they go through the dict).
-globals().update(SEQ_LEN=int(SEQ_LEN), VOCAB_SIZE=int(VOCAB_SIZE), POLICY_SIZE=int(POLICY_SIZE))
+if (SEQ_LEN, VOCAB_SIZE, POLICY_SIZE, N_FROM_TO) != (
+        layout.SEQ_LEN, layout.VOCAB_SIZE, layout.POLICY_SIZE, layout.N_FROM_TO):
+    raise ImportError("encoding.pxd's sizes differ from zerochess/engine/layout.py; "
+                      "make them agree and rebuild")
+globals().update(SEQ_LEN=layout.SEQ_LEN, VOCAB_SIZE=layout.VOCAB_SIZE,
+                 POLICY_SIZE=layout.POLICY_SIZE)
 
 
 cdef void encode_position(const Position* p, bint repeated, uint8_t* out) noexcept nogil:

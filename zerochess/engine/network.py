@@ -33,14 +33,9 @@ from functools import lru_cache
 import torch
 from torch import nn
 
-# The encoding contract (zerochess.engine.encoding implements it natively). Kept here as
-# plain numbers so the network builds without the compiled extension; tests check they agree.
-SEQ_LEN = 72
-VOCAB_SIZE = 44
-POLICY_SIZE = 4168
-N_SQUARES = 64
-N_FROM_TO = 4096
-N_UNDERPROMOTIONS = POLICY_SIZE - N_FROM_TO  # 8 from-files x 3 directions x 3 pieces
+# The encoding contract's sizes (zerochess.engine.encoding implements it natively); from the
+# pure-Python layout module, so the network builds without the compiled extension.
+from zerochess.engine.layout import POLICY_SIZE, SEQ_LEN, VOCAB_SIZE
 
 POLICY_HEADS = ("pooled", "attention")
 
@@ -207,11 +202,6 @@ def build_model(config: NetworkConfig) -> PolicyValueModel:
     an architecture named in a checkpoint's config is what gets built when it loads.
     """
     return model_class(config.architecture)(config)
-
-
-def value_from_wdl(wdl: torch.Tensor) -> torch.Tensor:
-    """Scalar value in [-1, 1] from WDL probabilities: P(win) - P(loss)."""
-    return wdl[..., 2] - wdl[..., 0]
 
 
 def param_count(model_or_config: nn.Module | NetworkConfig) -> int:

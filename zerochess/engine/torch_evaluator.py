@@ -15,7 +15,7 @@ from zerochess.engine.evaluator import empty_outputs, gather_index, legal_softma
 logger = logging.getLogger(__name__)
 
 __all__ = ["TorchEvaluator", "PRECISIONS", "DEFAULT_POLICY_TEMPERATURE", "default_precision",
-           "resolve_device", "tune_malloc"]
+           "resolve_device", "tune_malloc", "native_bf16"]
 
 #: Softmax temperature of the priors unless one is given (UCI ``PolicyTemperature``'s default).
 DEFAULT_POLICY_TEMPERATURE = 1.0
@@ -56,7 +56,12 @@ _MALLOC_TUNED: bool | None = None
 
 
 def resolve_device(device: str | None) -> "torch.device":
-    """``"auto"``/None -> CUDA when available, else CPU; anything else as torch reads it."""
+    """``"auto"``/None -> CUDA when available, else CPU; anything else as torch reads it.
+
+    The package's one device chooser (engine, trainers, self-play's learner), so that every
+    ``--device``/``Device`` value means the same thing everywhere. Torch is imported here,
+    not with the module, so choosing a runtime costs no torch until one is needed.
+    """
     import torch
 
     if device in (None, "auto"):
@@ -80,7 +85,10 @@ def default_precision(device: "torch.device") -> str:
     return "fp16" if device.type == "cuda" else "fp32"
 
 
-def _native_bf16() -> bool:
+def native_bf16() -> bool:
+    """Whether this CPU runs bf16 matmuls natively (oneDNN with AVX512-BF16 or AMX): the only
+    CPUs where ``precision="bf16"`` can be fast (benchmarks report it and try torch-bf16 only
+    there). No default depends on it (``default_precision``)."""
     import torch
 
     try:  # a private probe; treat its absence in some torch build as "no native bf16"

@@ -96,7 +96,7 @@ def match(engines, options, games, tc, nodes, movetime, openings, openings_order
             move_timeout=move_timeout,
             draw=parse_fields(draw_adjudication, DrawAdjudication) if draw_adjudication else None,
             resign=parse_fields(resign_adjudication, ResignAdjudication) if resign_adjudication else None,
-            maxmoves=maxmoves, sprt=_parse_sprt(sprt) if sprt else None,
+            maxmoves=maxmoves, sprt=parse_sprt(sprt) if sprt else None,
             engine_stderr=engine_stderr)
         config.validate()
     except MatchConfigError as exc:
@@ -127,7 +127,9 @@ def match(engines, options, games, tc, nodes, movetime, openings, openings_order
         raise SystemExit(1)
 
 
-def _parse_sprt(text: str) -> Sprt:
+def parse_sprt(text: str) -> Sprt:
+    """The ``--sprt`` text (``elo0=0,elo1=5[,alpha=,beta=,min_games=]``) as an ``Sprt``;
+    ``MatchConfigError`` names what is wrong with it."""
     values = {}
     for part in filter(None, (p.strip() for p in text.split(","))):
         key, sep, value = part.partition("=")

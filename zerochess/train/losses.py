@@ -60,7 +60,10 @@ def illegal_penalty(logits: torch.Tensor, legal: torch.Tensor, form: str
 
 
 def wdl_value(wdl: torch.Tensor) -> torch.Tensor:
-    """Expected score P(win) - P(loss) of a WDL target: (B, 3) probabilities or (B,) classes."""
+    """The value in [-1, 1], P(win) - P(loss), of (B, 3) WDL probabilities in (loss, draw,
+    win) order (a network's or a target's) or of (B,) result classes (0 loss .. 2 win).
+
+    The one place training turns a WDL into a value (the search does the same in C)."""
     return wdl[:, 2] - wdl[:, 0] if wdl.dim() == 2 else (wdl - 1).float()
 
 
@@ -129,8 +132,7 @@ class MetricSums:
         self._add("exact", float((hit1 & rnd).sum()), int(rnd.sum()))
         self._add("top5", float((hit5 & rnd).sum()), int(rnd.sum()))
         self._add("mate_top1", float((hit1 & mate).sum()), int(mate.sum()))
-        p = torch.softmax(wdl_logits.float(), dim=-1)
-        value = p[:, 2] - p[:, 0]
+        value = wdl_value(torch.softmax(wdl_logits.float(), dim=-1))
         self._add("value_mse", float(((value - wdl_value(wdl).float()) ** 2).sum()), b)
 
     def result(self) -> dict[str, float]:

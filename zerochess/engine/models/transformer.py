@@ -29,8 +29,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from zerochess.engine.network import (N_FROM_TO, N_SQUARES, N_UNDERPROMOTIONS, VOCAB_SIZE,
-                                      NetworkConfig, PolicyValueModel)
+from zerochess.engine.layout import N_FROM_TO, N_SQUARES, N_UNDERPROMOTIONS, VOCAB_SIZE
+from zerochess.engine.network import NetworkConfig, PolicyValueModel
 
 
 def reach_table() -> torch.Tensor:
@@ -55,7 +55,7 @@ def reach_table() -> torch.Tensor:
     return table
 
 
-def _underpromotion_tables() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def underpromotion_tables() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """For each of the 72 under-promotion indices: from-square, to-square, piece.
 
     Index 4096 + (from_file * 3 + (to_file - from_file + 1)) * 3 + piece, always rank 7 -> 8
@@ -154,7 +154,7 @@ class AttentionPolicyHead(nn.Module):
         self.qk = nn.Linear(cfg.policy_d, 2 * cfg.policy_d)
         self.promo = nn.Linear(cfg.policy_d, 3)  # knight, bishop, rook offsets per to-file
         self.scale = 1.0 / math.sqrt(cfg.policy_d)
-        frm, to, piece = _underpromotion_tables()
+        frm, to, piece = underpromotion_tables()
         self.register_buffer("up_flat", frm * N_SQUARES + to, persistent=False)  # (72,)
         self.register_buffer("up_offset", (to - 56) * 3 + piece, persistent=False)  # (72,)
 
@@ -196,7 +196,7 @@ class ChessTransformer(PolicyValueModel):
         self.policy_head = head(cfg)
         if cfg.reach_mask:
             self.register_buffer("reach", reach_table().view(VOCAB_SIZE, N_FROM_TO), persistent=False)
-            frm, under_to, _ = _underpromotion_tables()
+            frm, under_to, _ = underpromotion_tables()
             file_step = torch.arange(N_UNDERPROMOTIONS) // 3 % 3 - 1  # -1, 0, +1
             on_board = ((frm % 8) + file_step >= 0) & ((frm % 8) + file_step <= 7)
             self.register_buffer("under_from", frm, persistent=False)

@@ -1,4 +1,4 @@
-"""The optimizer, learning-rate schedule and device choice both trainers use.
+"""The optimizer and learning-rate schedule both trainers use.
 
 AdamW with nanoGPT's grouping: weight decay on matrices and embeddings (parameters with two
 or more dimensions), none on biases and norm gains, whose decay would only shrink them
@@ -11,12 +11,11 @@ import math
 
 import torch
 
+# The one device chooser is the engine's; re-exported for train/supervised/trainer.py, which
+# still imports it from here.
+from zerochess.engine.torch_evaluator import resolve_device
 
-def resolve_device(name: str) -> torch.device:
-    """``"auto"``: CUDA when present, else the CPU; anything else as torch names it."""
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(name)
+__all__ = ["adamw", "cosine", "resolve_device"]
 
 
 def adamw(model: torch.nn.Module, lr: float, weight_decay: float,

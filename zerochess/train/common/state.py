@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from zerochess.train.common.atomic import save_torch_atomic
+from zerochess.engine.atomic import write_atomic
 
 
 def check_version(state: object, path: str | os.PathLike, fmt: str, version: int, what: str,
@@ -26,7 +26,10 @@ def check_version(state: object, path: str | os.PathLike, fmt: str, version: int
 
 def save_state(path: str | os.PathLike, fmt: str, version: int, payload: dict) -> None:
     """``torch.save`` ``payload`` with its format header, atomically."""
-    save_torch_atomic(path, {"format": fmt, "format_version": version, **payload})
+    import torch
+
+    state = {"format": fmt, "format_version": version, **payload}
+    write_atomic(path, lambda f: torch.save(state, f))
 
 
 def load_state(path: str | os.PathLike, fmt: str, version: int, what: str,

@@ -19,14 +19,15 @@ from typing import Iterator
 
 import numpy as np
 
-from zerochess.train.data.format import POLICY_SIZE, Shard
+from zerochess.engine.layout import POLICY_SIZE, SEQ_LEN
+from zerochess.train.data.format import Shard
 
 
 @dataclass
 class Batch:
     """A training batch as numpy arrays (the trainer moves them to the device)."""
 
-    tokens: np.ndarray  # uint8 [B, 72]
+    tokens: np.ndarray  # uint8 [B, SEQ_LEN]
     move: np.ndarray  # int64 [B]: the move played; without one, the target's likeliest move
     wdl: np.ndarray  # float32 [B, 3]: (loss, draw, win) target, rows sum to 1
     kind: np.ndarray  # uint8 [B]: random play's 0 move played / 1 mate-in-1; 0 for other data
@@ -72,7 +73,7 @@ class PositionSet:
         """The samples at global indices ``idx`` (any order), in that order; with
         ``with_target`` also their dense policy targets."""
         b = len(idx)
-        tokens = np.empty((b, 72), np.uint8)
+        tokens = np.empty((b, SEQ_LEN), np.uint8)
         move = np.empty(b, np.int64)
         wdl = np.empty((b, 3), np.float32)
         kind = np.zeros(b, np.uint8)

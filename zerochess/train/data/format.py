@@ -83,7 +83,8 @@ from pathlib import Path
 
 import numpy as np
 
-from zerochess.train.common.atomic import temporary_name, write_json_atomic
+from zerochess.engine.atomic import temporary_name, write_json_atomic
+from zerochess.engine.layout import POLICY_SIZE, SEQ_LEN
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "Shard", "ShardError", "load_shard", "remove_partial",
            "pack_shard", "unpack_shard",
@@ -91,8 +92,6 @@ __all__ = ["FORMAT", "FORMAT_VERSION", "Shard", "ShardError", "load_shard", "rem
 
 FORMAT = "zerochess-data"
 FORMAT_VERSION = 3
-SEQ_LEN = 72
-POLICY_SIZE = 4168
 
 #: game_end values beyond the board's Status values (1 mate .. 5 repetition).
 END_TRUNCATED = 6

@@ -24,6 +24,7 @@ from typing import Callable
 
 import numpy as np
 
+from zerochess.engine.layout import SEQ_LEN
 from zerochess.train.common.pool import map_jobs
 from zerochess.train.data.dataset import finish_dataset, open_dataset, open_shard, shard_entry
 from zerochess.train.data.format import row_normalized, write_shard
@@ -99,7 +100,7 @@ def build_shard_arrays(cfg: GenerateConfig, shard: int) -> dict[str, np.ndarray]
     np.cumsum(np.bincount(kept_rows, minlength=len(legal)), out=policy_offsets[1:])
     outcome = cat("outcome", np.int8)
     return {
-        "tokens": cat("tokens", np.uint8, (72,)),
+        "tokens": cat("tokens", np.uint8, (SEQ_LEN,)),
         "wdl": one_hot_wdl(outcome),
         "policy_offsets": policy_offsets,
         "policy_indices": legal_indices[keep],

@@ -45,6 +45,7 @@ import numpy as np
 
 from zerochess.engine.board import Board
 from zerochess.engine.encoding import encode_board, legal_move_indices, move_to_index
+from zerochess.engine.layout import SEQ_LEN
 from zerochess.train.common.pool import map_jobs
 from zerochess.train.data.batches import csr_rows
 from zerochess.train.data.dataset import (finish_dataset, open_dataset, shard_entry,
@@ -169,7 +170,7 @@ class _Recorder:
         leg_off, leg_idx = csr(self.legal)
         g = self.games
         return {
-            "tokens": np.array(r["tokens"], np.uint8).reshape(n, 72),
+            "tokens": np.array(r["tokens"], np.uint8).reshape(n, SEQ_LEN),
             "wdl": np.array(r["wdl"], np.float32).reshape(n, 3),
             "game": np.array(r["game"], np.int32),
             "ply": np.array(r["ply"], np.int16),

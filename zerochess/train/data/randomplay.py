@@ -97,7 +97,7 @@ def game_rng(seed: int, game_index: int) -> random.Random:
     return random.Random(int(state[0]) << 64 | int(state[1]))
 
 
-def _capture_value(board: Board, uci: str, mvv_lva: bool) -> float:
+def capture_value(board: Board, uci: str, mvv_lva: bool) -> float:
     """0 for a quiet move, else the capture's MVV-LVA factor (1 without MVV-LVA)."""
     frm = (ord(uci[0]) - 97) + 8 * (ord(uci[1]) - 49)
     to = (ord(uci[2]) - 97) + 8 * (ord(uci[3]) - 49)
@@ -131,7 +131,7 @@ def play_game(seed: int, game_index: int, cfg: PlayConfig) -> Game | None:
         for i, uci in enumerate(ucis):
             w = 1.0
             if cfg.capture_weight != 1.0:
-                c = _capture_value(board, uci, cfg.mvv_lva)
+                c = capture_value(board, uci, cfg.mvv_lva)
                 if c:
                     w *= cfg.capture_weight * c
             if cfg.needs_probe:

@@ -12,9 +12,10 @@ import click
 
 
 @click.command()
-@click.option("--init", "init", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="Network checkpoint to start from (needed for a new run; a restart "
-                   "reads it from RUN_DIR/config.json).")
+@click.option("--init", "init", metavar="NETWORK", default=None,
+              help="Network to start from: default, zero (the shipped networks) or a "
+                   "checkpoint path (needed for a new run; a restart reads it from "
+                   "RUN_DIR/config.json).")
 @click.option("--out", "out", type=click.Path(file_okay=False), required=True,
               help="Run directory; run the same command again to resume a killed run.")
 @click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False), default=None,

@@ -51,7 +51,8 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from zerochess.train.common.atomic import write_json_atomic
+from zerochess.engine.atomic import write_json_atomic
+from zerochess.engine.backends import network_path
 from zerochess.train.common.jsonl import append_jsonl, keep_jsonl
 from zerochess.train.common.runlog import attach_log, detach_log
 from zerochess.train.common.state import check_version
@@ -82,6 +83,12 @@ class SelfPlayRun:
 
     def __init__(self, cfg: SelfPlayConfig, run_dir: str | os.PathLike,
                  init: str | os.PathLike | None = None) -> None:
+        """``init``: the network a new run starts from, as ``WeightsFile`` names one
+        (``default``, ``zero`` or a checkpoint path); a resumed run reads it from config.json."""
+        if init is not None:
+            spec, init = init, network_path(init)
+            if not init.is_file():
+                raise SelfPlayError(f"--init {spec}: no checkpoint file at {init}")
         self.run_dir = Path(run_dir)
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.games_dir = self.run_dir / "games"
@@ -112,7 +119,7 @@ class SelfPlayRun:
             log.info("resuming at iteration %d, phase %s", self.state["iteration"], self.state["phase"])
         else:
             if init is None:
-                raise SelfPlayError("a new run needs --init CHECKPOINT")
+                raise SelfPlayError("a new run needs --init (default, zero or a checkpoint path)")
             self.init = str(Path(init).resolve())
             self.base_cfg = cfg
             self._start(cfg)
@@ -241,7 +248,7 @@ class SelfPlayRun:
         The fleet's actors play on meanwhile (``actor_lookahead``)."""
         import torch
 
-        from zerochess.train.common.optim import resolve_device
+        from zerochess.engine.torch_evaluator import resolve_device
         from zerochess.train.data.replay import ReplayWindow
         from zerochess.train.selfplay.learner import Learner
 

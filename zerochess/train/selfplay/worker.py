@@ -20,6 +20,7 @@ from typing import Callable
 
 import numpy as np
 
+from zerochess.engine.layout import SEQ_LEN
 from zerochess.train.data.format import row_normalized, write_shard
 from zerochess.train.data.legacy import one_hot_wdl
 from zerochess.train.data.replay import SHARD_RE, shard_name
@@ -106,7 +107,7 @@ def write_games(path: Path, games: list[FinishedGame], source: dict, info: dict,
     visits = (np.concatenate([p[2] for p in pos]) if n else np.zeros(0)).astype(np.int32)
     outcome = np.array([p[7] for p in pos], dtype=np.int8)
     arrays = {
-        "tokens": np.stack([p[0] for p in pos]).astype(np.uint8) if n else np.zeros((0, 72), np.uint8),
+        "tokens": np.stack([p[0] for p in pos]).astype(np.uint8) if n else np.zeros((0, SEQ_LEN), np.uint8),
         "wdl": one_hot_wdl(outcome),
         "move": np.array([p[3] for p in pos], dtype=np.int16),
         "outcome": outcome,

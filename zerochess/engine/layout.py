@@ -1,0 +1,17 @@
+"""The network's input and output sizes, written once (plain Python: no torch, no compiled code).
+
+``encoding.pyx`` documents the layout these numbers size (72 tokens per position, 44 token
+values, 4168 policy indices). Every Python user imports them from here (or, equally, from
+``zerochess.engine.encoding``, which re-exports the same values). The only other copy is the
+C enum in ``encoding.pxd`` that the nogil encoder and the search need at compile time;
+``encoding`` refuses to import when the two disagree, so a changed layout cannot ship half-done.
+"""
+
+SEQ_LEN = 72  # tokens per position
+VOCAB_SIZE = 44  # distinct token values
+N_SQUARES = 64
+N_FROM_TO = N_SQUARES * N_SQUARES  # from-square x to-square policy indices
+N_UNDERPROMOTIONS = 72  # 8 from-files x 3 directions x 3 pieces
+POLICY_SIZE = N_FROM_TO + N_UNDERPROMOTIONS  # 4168
+
+__all__ = ["SEQ_LEN", "VOCAB_SIZE", "N_SQUARES", "N_FROM_TO", "N_UNDERPROMOTIONS", "POLICY_SIZE"]
