@@ -4,7 +4,9 @@ The interface is Leela Chess Zero's (SetPosition / StartSearch / StopSearch / Wa
 and Stockfish's rule that the search never prints: progress goes to ``on_info`` (at least
 once a second and once at the end), the result to ``on_done`` and ``wait()``, a failure to
 ``on_error`` and ``wait()``. The callbacks run on the worker thread, which is the only thread
-a ``go`` uses: the caller (the UCI loop) returns at once and formats what they report.
+a ``go`` uses for the tree: the caller (the UCI loop) returns at once and formats what
+they report. With ``params.threads`` > 1 that worker keeps that many batches at the
+evaluator at once, each on an evaluator thread of its own (``zerochess.search.pipeline``).
 
     search = Search(UniformEvaluator(), SearchParams(seed=1))
     search.set_position(board)                  # keeps the subtree if board extends the last root
@@ -15,7 +17,8 @@ or synchronously: ``search.search(board, nodes=10_000)``.
 
 Determinism: randomness (root noise) comes from a generator seeded with ``params.seed`` at
 every search, and selection breaks ties by move order, so with a fresh tree (``new_game``)
-the same position and node count give the same result every time.
+the same position and node count give the same result every time, with ``threads`` 1.
+With more, batches come back in whatever order the evaluator threads finish them.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from zerochess.engine.board import Board
 from zerochess.search.forest import add_dirichlet_noise
 from zerochess.search.mcts import Batch, run_round
 from zerochess.search.params import SearchParams
+from zerochess.search.pipeline import BatchPipeline
 from zerochess.search.results import (SearchInfo, SearchLimits, SearchProgress, SearchResult,
                                       build_info, build_result)
 from zerochess.search.tree import Tree
@@ -50,6 +54,7 @@ class Search:
         self.tt = TranspositionTable(self.params.hash_mb)
         self.tree = Tree(self.params, self.tt)
         self.batch = Batch(self.params.minibatch)
+        self.pipeline = BatchPipeline(self.params.threads, self.params.minibatch)
         self._thread: Optional[threading.Thread] = None
         self._finished = threading.Event()  # the worker is past its search, in on_done at most
         self._stopping: tuple = (None, None)  # (should_stop, clock origin), swapped whole
@@ -62,12 +67,15 @@ class Search:
     # ------------------------------------------------------------------ set-up
     def configure(self, params: SearchParams) -> None:
         """Apply new parameters between searches (the TT is reallocated if Hash changed, the
-        leaf buffer if the minibatch did); the evaluator is not touched."""
+        leaf buffers if the minibatch or the threads did); the evaluator is not touched."""
         self._check_idle()
         if params.hash_mb != self.params.hash_mb:
             self.tt.resize(params.hash_mb)
         if params.minibatch != self.params.minibatch:
             self.batch = Batch(params.minibatch)
+        if (params.threads, params.minibatch) != (self.params.threads, self.params.minibatch):
+            self.pipeline.close()
+            self.pipeline = BatchPipeline(params.threads, params.minibatch)
         self.params = params
         self.tree.configure(params)
 
@@ -125,7 +133,8 @@ class Search:
         self._stopping = (should_stop, time.perf_counter() if started is None else started)
 
     def stop(self) -> None:
-        """Ask the running search to stop after its current batch (returns at once)."""
+        """Ask the running search to stop after its current batch (returns at once); with
+        several batches in flight it backs up those first (one batch's time at most)."""
         self._stop.set()
 
     def join(self) -> None:
@@ -189,30 +198,38 @@ class Search:
             run_round([tree], self.evaluator, self.batch, 1)
         if params.dirichlet_fraction > 0:
             add_dirichlet_noise(tree, rng, params.dirichlet_alpha, params.dirichlet_fraction)
-        while not tree.done and not self._stop.is_set():
-            t0 = time.perf_counter()
-            if run_round([tree], self.evaluator, self.batch) == 0:
-                break
-            now = time.perf_counter()
-            batch_seconds = now - t0
-            should_stop, clock_start = self._stopping  # one read: update_limits swaps both
-            if should_stop is not None:
-                best_visits, second_visits, best = tree.root_top2_visits()
-                if best != last_best:
-                    changes += last_best >= 0
-                    last_best = best
-                stats = tree.stats()
-                progress = SearchProgress(
-                    elapsed=now - (start if clock_start is None else clock_start), nodes=stats["playouts"], depth=stats["depth"],
-                    best_visits=best_visits, second_visits=second_visits,
-                    best_move_changes=changes, last_batch_seconds=batch_seconds,
-                    nn_evals=stats["nn_evals"], tree_full=stats["tree_full"],
-                    root_proven=tree.root_proven())
-                if should_stop(progress):
+        pipeline, evaluator = self.pipeline, self.evaluator
+        try:
+            while True:
+                if not tree.done and not self._stop.is_set():
+                    pipeline.fill(tree, evaluator)
+                if pipeline.in_flight == 0:
                     break
-            if on_info is not None and now - last_info >= INFO_INTERVAL:
-                on_info(build_info(tree, self.tt, now - start, params.multipv))
-                last_info = now
+                batch_seconds = pipeline.next(evaluator)
+                now = time.perf_counter()
+                should_stop, clock_start = self._stopping  # one read: update_limits swaps both
+                if should_stop is not None:
+                    best_visits, second_visits, best = tree.root_top2_visits()
+                    if best != last_best:
+                        changes += last_best >= 0
+                        last_best = best
+                    stats = tree.stats()
+                    progress = SearchProgress(
+                        elapsed=now - (start if clock_start is None else clock_start),
+                        nodes=stats["playouts"], depth=stats["depth"],
+                        best_visits=best_visits, second_visits=second_visits,
+                        best_move_changes=changes, last_batch_seconds=batch_seconds,
+                        nn_evals=stats["nn_evals"], tree_full=stats["tree_full"],
+                        root_proven=tree.root_proven())
+                    if should_stop(progress):
+                        break
+                if on_info is not None and now - last_info >= INFO_INTERVAL:
+                    on_info(build_info(tree, self.tt, now - start, params.multipv))
+                    last_info = now
+        except BaseException:
+            pipeline.drain(evaluator, apply=False)   # a clean tree, no thread on a batch
+            raise
+        pipeline.drain(evaluator)   # the batches still in flight count: back them up
         elapsed = time.perf_counter() - start
         result = build_result(tree, self.tt, elapsed, params.multipv, self._reused)
         if on_info is not None:
