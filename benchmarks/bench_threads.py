@@ -12,7 +12,14 @@ searches 4 positions without a forced mate for ``--seconds`` each, from a fresh 
 nodes/s is their nodes over their time. The thread counts take turns within each repeat,
 in an order rotated every repeat, so that load from other processes on a shared machine
 hits them alike; printed per count: the median nodes/s, the median of the per-repeat
-ratios to the first count (``Threads`` 1), and network evaluations/s.
+ratios to the first count (``Threads`` 1), network evaluations/s, nodes per CPU second of
+the process (all its threads) with its ratio to the first count (what the threads' own
+bookkeeping costs), and ``cores``: CPU seconds per second, how many cores the process got.
+
+Scaling needs idle cores: on a machine shared with other jobs, Linux's autogroup scheduler
+gives each session (terminal, job) a fair share of the CPU however many threads it runs,
+so there ``cores`` stays at the share and nodes/s cannot grow with ``Threads``; read
+nodes/CPU-s there, and nodes/s only where ``cores`` reaches the thread count.
 
 ``uniform`` (no network) measures the search's own cost: there every thread count is
 bound by the one thread that owns the tree, so the ratio shows the price of the threads'
@@ -51,19 +58,21 @@ def default_threads() -> str:
     return ",".join(map(str, counts))
 
 
-def measure(search: Search, seconds: float) -> tuple[float, float]:
-    """(nodes/s, evaluations/s) of ``search`` over FENS, ``seconds`` each, fresh trees."""
+def measure(search: Search, seconds: float) -> tuple[float, float, float, float]:
+    """(nodes/s, evaluations/s, nodes per CPU second, CPU seconds per second) of
+    ``search`` over FENS, ``seconds`` each, fresh trees."""
     nodes = evals = 0
-    elapsed = 0.0
+    elapsed = cpu = 0.0
     for fen in FENS:
         search.new_game()
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         result = search.search(Board(fen), limits=SearchLimits(
             should_stop=lambda p: p.elapsed >= seconds))
         elapsed += time.perf_counter() - start
+        cpu += time.process_time() - start_cpu
         search.tree.verify()            # every batch in flight was backed up
         nodes, evals = nodes + result.nodes, evals + result.nn_evals
-    return nodes / elapsed, evals / elapsed
+    return nodes / elapsed, evals / elapsed, nodes / cpu, cpu / elapsed
 
 
 def run_backend(backend: str, threads: list[int], args) -> None:
@@ -78,7 +87,7 @@ def run_backend(backend: str, threads: list[int], args) -> None:
                                                            threads=t)) for t in threads}
     for search in searches.values():          # warm-up: first-call allocations, the pool
         search.search(Board(FENS[0]), nodes=4 * minibatch * max(threads))
-    runs: dict[int, list[tuple[float, float]]] = {t: [] for t in threads}
+    runs: dict[int, list[tuple[float, float, float, float]]] = {t: [] for t in threads}
     for rep in range(args.repeats):
         for i in range(len(threads)):
             t = threads[(i + rep) % len(threads)]
@@ -88,12 +97,15 @@ def run_backend(backend: str, threads: list[int], args) -> None:
           f"{len(FENS)} positions x {args.seconds:g} s, median of {args.repeats} interleaved "
           f"repeats; {os.cpu_count()} cores")
     print(f"{'Threads':>7s} {'nodes/s':>9s} {'ratio to ' + str(first):>12s} {'evals/s':>9s}"
-          f"   nodes/s of each repeat")
+          f" {'nodes/CPU-s':>11s} {'ratio':>6s} {'cores':>5s}   nodes/s of each repeat")
     for t in threads:
         nps = [r[0] for r in runs[t]]
         ratio = statistics.median(x[0] / y[0] for x, y in zip(runs[t], runs[first]))
+        cpu_ratio = statistics.median(x[2] / y[2] for x, y in zip(runs[t], runs[first]))
         print(f"{t:7d} {statistics.median(nps):9,.0f} {ratio:11.2f}x "
-              f"{statistics.median(r[1] for r in runs[t]):9,.0f}   "
+              f"{statistics.median(r[1] for r in runs[t]):9,.0f} "
+              f"{statistics.median(r[2] for r in runs[t]):11,.0f} {cpu_ratio:5.2f}x "
+              f"{statistics.median(r[3] for r in runs[t]):5.2f}   "
               + " ".join(f"{x:,.0f}" for x in nps))
 
 

@@ -1,4 +1,5 @@
-"""Threads > 1: several batches of one tree at the evaluator at once (search/pipeline.py).
+"""Threads > 1: several threads search one tree, each with a batch at the network
+(search/parallel.py).
 
 Virtual loss and visit counts must add up after every batch with other batches still in
 flight, no leaf may be handed to the evaluator twice, mates are still found, the UCI
@@ -16,9 +17,9 @@ from test_search_mates import MATES
 from test_uci_loop import Output, wait_for
 from zerochess.engine.board import Board
 from zerochess.engine.evaluator import UniformEvaluator
-from zerochess.search.mcts import run_round
+from zerochess.search.mcts import Batch, abandon_batch, gather, run_round
+from zerochess.search.parallel import TreeWorkers
 from zerochess.search.params import SearchParams
-from zerochess.search.pipeline import BatchPipeline
 from zerochess.search.search import Search, SearchLimits
 from zerochess.search.tree import Tree
 from zerochess.search.tt import TranspositionTable
@@ -80,24 +81,37 @@ def test_virtual_loss_and_visits_add_up_after_every_batch_with_others_in_flight(
     tree.begin(3000)
     run_round([tree], SkewedEvaluator(), None, 1)           # the root, as Search does
     evaluator = SlowEvaluator(SkewedEvaluator(), seconds=0.001)
-    pipeline = BatchPipeline(threads, params.minibatch)
-    batches = most_in_flight = 0
-    while not tree.done:
-        most_in_flight = max(most_in_flight, pipeline.fill(tree, evaluator))
-        assert pipeline.in_flight <= threads
-        check_in_flight(tree, pipeline.pending_leaves())
-        if not pipeline.in_flight:
-            break
-        pipeline.next(evaluator)
-        batches += 1
-        check_in_flight(tree, pipeline.pending_leaves())
-    pipeline.drain(evaluator)
-    pipeline.close()
+    workers = TreeWorkers(threads, params.minibatch)
+    in_flight = []
+
+    def after_batch(seconds):
+        pending = workers.pending_leaves()
+        in_flight.append(len({row for _, row in pending if row >= 0}))
+        check_in_flight(tree, pending)
+        return False
+
+    workers.run(tree, evaluator, after_batch)
+    workers.close()
     tree.verify()
-    assert tree.stats()["playouts"] == 3000 and batches > 100
-    assert most_in_flight == threads
+    assert tree.stats()["playouts"] == 3000 and len(in_flight) > 100
+    assert max(in_flight) > 0          # checked while other batches were at the network
     assert evaluator.peak > 1 and evaluator.peak <= threads
-    assert all(name.startswith("zerochess-eval") for name in evaluator.threads)
+    assert all(name.startswith("zerochess-eval") or name == "MainThread"
+               for name in evaluator.threads) and len(evaluator.threads) == threads
+
+
+def test_a_broken_invariant_would_be_seen():
+    tree = Tree(SearchParams(), TranspositionTable(4))
+    tree.set_position(Board(MIDDLEGAME))
+    tree.begin(100)
+    run_round([tree], SkewedEvaluator(), None, 1)
+    batch = Batch(8)
+    gather([tree], batch)
+    check_in_flight(tree, batch.leaf_nodes())
+    with pytest.raises(AssertionError):
+        check_in_flight(tree, batch.leaf_nodes()[1:])       # one leaf forgotten
+    abandon_batch(batch)
+    tree.verify()
 
 
 def test_two_threads_keep_two_evaluations_running_at_once():
@@ -107,8 +121,8 @@ def test_two_threads_keep_two_evaluations_running_at_once():
     search.tree.verify()
     assert result.nodes == 2000 and chess.Move.from_uci(result.best_move) in \
         chess.Board(MIDDLEGAME).legal_moves
-    assert evaluator.peak == 2                # the root was evaluated on the search thread
-    assert evaluator.threads == {"zerochess-search", "zerochess-eval_0", "zerochess-eval_1"}
+    assert evaluator.peak == 2                # the root and one thread's batches: the search thread
+    assert evaluator.threads == {"zerochess-search", "zerochess-eval_0"}
 
 
 def test_one_thread_evaluates_on_the_search_thread_and_repeats_itself():
@@ -140,7 +154,6 @@ def test_a_failing_evaluator_leaves_a_clean_tree_with_batches_in_flight():
     with pytest.raises(RuntimeError):
         search.search(Board(MIDDLEGAME), nodes=5000)
     search.tree.verify()               # no virtual loss, no PENDING leaf left
-    assert search.pipeline.in_flight == 0
 
 
 def test_threads_change_between_searches_and_the_tree_is_reused():
@@ -151,7 +164,7 @@ def test_threads_change_between_searches_and_the_tree_is_reused():
     board.push_uci("d2d3")
     result = search.search(board, nodes=800)
     search.tree.verify()
-    assert search.pipeline.threads == 3 and result.tree_reused and result.nodes == 800
+    assert search.workers.threads == 3 and result.tree_reused and result.nodes == 800
     assert chess.Move.from_uci(result.best_move) in chess.Board(board.fen()).legal_moves
     board = Board(MIDDLEGAME)
     board.push_uci("h5f7")                 # Qxf7#: the root is over, nothing to evaluate
