@@ -172,11 +172,12 @@ def test_threads_change_between_searches_and_the_tree_is_reused():
     assert result.best_move is None and result.nodes == 0
 
 
-def test_the_shipped_network_searches_with_two_threads():
-    pytest.importorskip("onnxruntime")
+@pytest.mark.parametrize("runtime,needs", [("onnx-fp32", "onnxruntime"), ("torch-fp32", "torch")])
+def test_the_shipped_network_searches_with_two_threads(runtime, needs):
+    pytest.importorskip(needs)
     from zerochess.engine.backends import make_evaluator
 
-    evaluator = make_evaluator(None, device="cpu", threads=1, runtime="onnx-fp32")
+    evaluator = make_evaluator(None, device="cpu", threads=1, runtime=runtime)
     search = Search(evaluator, SearchParams(minibatch=8, threads=2))
     result = search.search(Board(MIDDLEGAME), nodes=400)
     search.tree.verify()
@@ -185,6 +186,20 @@ def test_the_shipped_network_searches_with_two_threads():
     result = search.search(Board("6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1"), nodes=400)
     search.tree.verify()
     assert result.best_move == "a1a8" and result.mate == 1
+
+
+def test_threads_reconfigure_the_search_and_keep_the_network():
+    loop = UciLoop(Output())
+    for line in ("uci", "setoption name WeightsFile value uniform", "isready"):
+        loop.handle(line)
+    evaluator, search = loop.player.evaluator, loop.player.search
+    loop.handle("setoption name Threads value 3")
+    loop.handle("isready")
+    assert loop.player.evaluator is evaluator and loop.player.search is search
+    assert search.params.threads == 3 and search.workers.threads == 3
+    loop.handle("setoption name Threads value 1")
+    loop.handle("isready")
+    assert search.params.threads == 1 and search.workers is None
 
 
 def test_uci_stop_gets_one_bestmove_with_two_threads():
