@@ -405,12 +405,13 @@ cdef void _abandon(BatchData* b) noexcept nogil:
 
 # ------------------------------------------------------------------------- one round
 #
-# A round is three steps, also callable one by one so that a search can keep several
-# batches of one tree at the evaluator at once (UCI ``Threads``; zerochess.search.pipeline):
+# A round is three steps, also callable one by one so that several threads can keep
+# batches of one tree at the evaluator at once (UCI ``Threads``; zerochess.search.parallel):
 # ``gather`` (tree, nogil) -> ``evaluate_batch`` (evaluator only, any thread) ->
 # ``apply_batch`` or ``abandon_batch`` (tree, nogil). Between gather and apply the batch's
 # leaves are PENDING and its paths carry virtual loss, so a later gather collides with them
-# instead of expanding them again. Only the thread that owns the tree may gather and apply.
+# instead of expanding them again. One thread at a time may gather or apply on a tree (and
+# its transposition table): the caller holds a lock for that; evaluations need none.
 
 def gather(list trees, Batch batch not None, int leaves_per_tree=0, int fill_to=0):
     """Gather one batch's leaves from ``trees`` into ``batch`` (the first step of
@@ -465,8 +466,8 @@ def evaluate_batch(evaluator, Batch batch not None):
     """The evaluator's ``(priors, wdl)`` for the batch's rows, as C-contiguous float32 arrays
     of the right shapes (ValueError otherwise), or ``(None, None)`` without rows.
 
-    Reads only the batch's buffers, never a tree: an evaluator worker thread may run it
-    while the tree's owner gathers another batch."""
+    Reads only the batch's buffers, never a tree: one thread may run it while another
+    gathers or backs up a batch of the same tree."""
     cdef int32_t rows = batch.data.n_rows
     cdef int64_t n_legal = batch.data.n_legal
     if rows == 0:
