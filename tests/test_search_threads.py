@@ -156,6 +156,30 @@ def test_a_failing_evaluator_leaves_a_clean_tree_with_batches_in_flight():
     search.tree.verify()               # no virtual loss, no PENDING leaf left
 
 
+def test_a_failing_report_stops_every_thread_and_leaves_a_clean_tree():
+    tree = Tree(SearchParams(minibatch=4), TranspositionTable(4))
+    tree.set_position(Board(MIDDLEGAME))
+    tree.begin(100_000)
+    run_round([tree], UniformEvaluator(), None, 1)
+    workers = TreeWorkers(3, 4)
+    reports = []
+
+    def after_batch(seconds):
+        reports.append(seconds)
+        if len(reports) == 5:
+            raise KeyError("report")
+        return False
+
+    with pytest.raises(KeyError):
+        workers.run(tree, SlowEvaluator(UniformEvaluator(), seconds=0.002), after_batch)
+    tree.verify()
+    assert 5 <= len(reports) <= 7 and tree.stats()["playouts"] < 100   # the others' last
+    before = tree.stats()["playouts"]
+    workers.run(tree, UniformEvaluator(), lambda seconds: tree.stats()["playouts"] >= before + 40)
+    tree.verify()                      # and the workers search again afterwards
+    assert tree.stats()["playouts"] >= before + 40
+
+
 def test_threads_change_between_searches_and_the_tree_is_reused():
     search = Search(UniformEvaluator(), SearchParams(threads=1))
     search.search(Board(MIDDLEGAME), nodes=500)

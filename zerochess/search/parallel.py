@@ -55,47 +55,46 @@ class TreeWorkers:
         self._stopping, self._error = False, None
         helpers = [self._pool.submit(self._work, i, tree, evaluator, after_batch)
                    for i in range(1, self.threads)]
-        self._work(0, tree, evaluator, after_batch)
-        for helper in helpers:
-            helper.result()                   # _work never raises: errors go to _error
+        try:
+            self._work(0, tree, evaluator, after_batch)
+        finally:
+            for helper in helpers:
+                helper.result()               # _work never raises: errors go to _error
         if self._error is not None:
             error, self._error = self._error, None
             raise error
 
     def _work(self, i: int, tree, evaluator, after_batch) -> None:
+        """One thread's loop; never raises: a failure is kept for ``run`` and stops all."""
         batch, lock = self._batches[i], self._lock
         with lock:
-            while not self._stopping:
-                started = time.perf_counter()
-                if gather([tree], batch) == 0:
-                    if not self._in_flight:   # nothing to gather and nothing to wait for
-                        self._stop_all()
-                        break
-                    lock.wait()               # until another thread backs a batch up
-                    continue
-                self._in_flight.add(i)
-                try:
+            try:
+                while not self._stopping:
+                    started = time.perf_counter()
+                    if gather([tree], batch) == 0:
+                        if not self._in_flight:   # nothing to gather, nothing to wait for
+                            self._stop_all()
+                            break
+                        lock.wait()               # until another thread backs a batch up
+                        continue
+                    self._in_flight.add(i)
+                    priors = wdl = None           # no rows: every value known (terminal, cache)
                     if batch.rows:
-                        lock.release()        # the network runs without the lock
+                        lock.release()            # the network runs without the lock
                         try:
                             priors, wdl = evaluate_batch(evaluator, batch)
                         finally:
                             lock.acquire()
-                    else:                     # every value known (terminal, cache hits)
-                        priors = wdl = None
-                except BaseException as exc:
-                    abandon_batch(batch)
+                    apply_batch(batch, priors, wdl)
                     self._in_flight.discard(i)
-                    self._fail(exc)
-                    break
-                apply_batch(batch, priors, wdl)
-                self._in_flight.discard(i)
-                lock.notify_all()             # a waiting thread may find leaves again
-                try:
+                    lock.notify_all()             # a waiting thread may find leaves again
                     if after_batch(time.perf_counter() - started):
                         self._stop_all()
-                except BaseException as exc:
-                    self._fail(exc)
+            except BaseException as exc:
+                if batch.leaves:                  # its virtual loss and PENDING leaves go
+                    abandon_batch(batch)
+                self._in_flight.discard(i)
+                self._fail(exc)
 
     def _stop_all(self) -> None:
         self._stopping = True
