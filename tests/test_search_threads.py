@@ -226,6 +226,16 @@ def test_threads_reconfigure_the_search_and_keep_the_network():
     assert search.params.threads == 1 and search.workers is None
 
 
+def test_the_engine_runs_the_network_on_one_intra_op_thread_per_search_thread():
+    pytest.importorskip("onnxruntime")
+    loop = UciLoop(Output())
+    for line in ("uci", "setoption name Threads value 2", "isready"):
+        loop.handle(line)
+    session = loop.player.evaluator.session
+    assert session.get_session_options().intra_op_num_threads == 1
+    assert loop.player.search.workers.threads == 2
+
+
 def test_uci_stop_gets_one_bestmove_with_two_threads():
     out = Output()
     loop = UciLoop(out)
