@@ -21,7 +21,8 @@ Search: nodes/s of the engine's search (``Search`` with the engine's own paramet
 ``ENGINE_PARAMS``: MinibatchSize 8, unless ``--minibatch``) for a fixed time on each of 4
 positions without a forced mate, interleaved the same way; what the engine's ``info nps``
 shows. With more than one thread count, a last table gives the median ratio of each count's
-nodes/s to the first count's, per runtime: the measure behind the README's ``Threads`` advice.
+nodes/s to the first count's, per runtime: what more intra-op threads give one evaluator call
+(UCI ``Threads`` is search threads now, each calling with one: benchmarks/bench_threads.py).
 
 torch-bf16 is measured only where the CPU has native bf16 matmuls (AVX512-BF16/AMX);
 elsewhere bf16 is emulated and several times slower than fp32, unless named in --runtimes.
@@ -214,7 +215,7 @@ def measure_network(network: str, args) -> None:
                       f"[{ratio:4.2f}x] {statistics.median(x['evals_s'] for x in runs):9,.0f}")
         if len(args.threads) > 1:
             first = args.threads[0]
-            print(f"search: median ratio of nodes/s to {first} thread(s), same runtime (Threads)")
+            print(f"search: median ratio of nodes/s to {first} intra-op thread(s), same runtime")
             for t in args.threads[1:]:
                 cells = ""
                 for r in runtimes:

@@ -139,7 +139,7 @@ def make_evaluator(
         from zerochess.engine.onnx_network import read_onnx_network
 
         path = shipped_network_path(spec or "default", ".onnx") if shipped else spec
-        return OnnxEvaluator(read_onnx_network(path, threads), **kwargs)
+        return OnnxEvaluator(read_onnx_network(path, threads), threads=threads, **kwargs)
     if is_onnx_file(spec):
         raise ValueError(f"an .onnx network runs on ONNX Runtime only, not with Backend {runtime}")
     if runtime == "onnx-fp32" and asked == "auto" and not exporter_installed():

@@ -7,6 +7,7 @@ functions, so that importing this module (for its defaults) stays cheap.
 from __future__ import annotations
 
 import logging
+import threading
 
 import numpy as np
 
@@ -156,7 +157,9 @@ class TorchEvaluator:
         self.policy_temperature = float(policy_temperature)
         self.max_batch = int(max_batch)
         self.model = self._prepare(copy.deepcopy(model).eval().float(), compile)
-        self._pinned = None  # reusable page-locked token buffer for CUDA uploads
+        # Reusable page-locked token buffers for CUDA uploads, one per calling thread:
+        # with UCI Threads > 1 several search threads call evaluate at once.
+        self._staging = threading.local()
 
     def _prepare(self, model, compile: bool):
         import torch
@@ -189,11 +192,12 @@ class TorchEvaluator:
         t = torch.from_numpy(tokens)  # zero-copy view of the core's buffer
         if self.device.type != "cuda":
             return t
-        if self._pinned is None or self._pinned.shape[0] < t.shape[0]:
-            self._pinned = torch.empty(
+        pinned = getattr(self._staging, "pinned", None)
+        if pinned is None or pinned.shape[0] < t.shape[0]:
+            pinned = self._staging.pinned = torch.empty(
                 (max(t.shape[0], self.max_batch), t.shape[1]), dtype=torch.uint8
             ).pin_memory()
-        staged = self._pinned[: t.shape[0]]
+        staged = pinned[: t.shape[0]]
         staged.copy_(t)
         # The next batch may overwrite the pinned buffer only after this copy is done; the
         # .cpu() calls in evaluate() synchronise the stream before we return.

@@ -60,6 +60,9 @@ cdef class Batch:
 
     def __cinit__(self):
         self.data.leaves = NULL
+        self.data.n_leaves = 0
+        self.data.n_rows = 0
+        self.data.n_legal = 0
         self.cap = 0
 
     def __init__(self, int leaves=64):
@@ -67,6 +70,22 @@ cdef class Batch:
 
     def __dealloc__(self):
         free(self.data.leaves)
+
+    @property
+    def leaves(self):
+        """Leaves gathered and not yet applied or abandoned."""
+        return self.data.n_leaves
+
+    @property
+    def rows(self):
+        """Of those, the positions that wait for the evaluator."""
+        return self.data.n_rows
+
+    def leaf_nodes(self):
+        """``[(node index, row)]`` of the gathered leaves (row -1: value already known);
+        for tests that check virtual loss while batches are in flight."""
+        return [(self.data.leaves[i].node, self.data.leaves[i].row)
+                for i in range(self.data.n_leaves)]
 
     cdef void reserve(self, int32_t leaves) except *:
         cdef Leaf* grown
@@ -385,34 +404,30 @@ cdef void _abandon(BatchData* b) noexcept nogil:
 
 
 # ------------------------------------------------------------------------- one round
+#
+# A round is three steps, also callable one by one so that several threads can keep
+# batches of one tree at the evaluator at once (UCI ``Threads``; zerochess.search.parallel):
+# ``gather`` (tree, nogil) -> ``evaluate_batch`` (evaluator only, any thread) ->
+# ``apply_batch`` or ``abandon_batch`` (tree, nogil). Between gather and apply the batch's
+# leaves are PENDING and its paths carry virtual loss, so a later gather collides with them
+# instead of expanding them again. One thread at a time may gather or apply on a tree (and
+# its transposition table): the caller holds a lock for that; evaluations need none.
 
-def run_round(list trees, evaluator, Batch batch=None, int leaves_per_tree=0, int fill_to=0):
-    """Run one batch over ``trees`` (zerochess.search.tree.Tree objects); return the number
-    of leaves backed up (0 when no tree had anything left to do).
-
-    Each tree contributes up to ``leaves_per_tree`` leaves (default: its own minibatch)
-    until it reaches the playout target set by ``Tree.begin``. The evaluator is called at
-    most once, for all trees' leaves together; terminal positions and cache hits need no
-    evaluation. ``batch`` holds the buffers between rounds (a fresh one if None).
-
-    ``fill_to`` > 0 refills the batch: when the first pass leaves fewer than ``fill_to``
-    positions to evaluate (trees that reached their target, a root waiting for its first
-    evaluation, cache hits), a second pass lets the trees with playouts left gather up to
-    ``leaves_per_tree`` more each until the batch holds ``fill_to``. A tree then has at
-    most twice its usual leaves in flight, which bounds what virtual loss changes in its
-    search; self-play's asynchronous actors use it to keep the evaluator's batch full.
-    """
+def gather(list trees, Batch batch not None, int leaves_per_tree=0, int fill_to=0):
+    """Gather one batch's leaves from ``trees`` into ``batch`` (the first step of
+    ``run_round``, same arguments); return the number of leaves gathered (0: no tree had
+    anything left to do now). ``batch.rows`` of them wait for the evaluator: PENDING, with
+    virtual loss on their paths, until ``apply_batch`` or ``abandon_batch``.
+    The batch must be empty: new, applied or abandoned."""
     cdef int32_t n = len(trees), i, total = 0, per
     cdef Tree tree
-    cdef BatchData* b
+    cdef BatchData* b = &batch.data
     cdef TreeData** ptrs
     cdef int32_t* quota
-    cdef const float* priors_ptr = NULL
-    cdef const float* wdl_ptr = NULL
+    if b.n_leaves != 0:
+        raise RuntimeError("the batch still holds leaves: apply or abandon it first")
     if n == 0:
         return 0
-    if batch is None:
-        batch = Batch()
     ptrs = <TreeData**>malloc(n * sizeof(TreeData*))
     quota = <int32_t*>malloc(n * sizeof(int32_t))
     if ptrs == NULL or quota == NULL:
@@ -441,26 +456,90 @@ def run_round(list trees, evaluator, Batch batch=None, int leaves_per_tree=0, in
                 if b.n_rows >= fill_to:
                     break
                 _gather(ptrs[i], b, min(quota[i], fill_to - b.n_rows))
-        if b.n_rows > 0:
-            try:
-                priors, wdl = evaluator.evaluate(batch.tokens_array[:b.n_rows],
-                                                 batch.legal_array[:b.n_legal],
-                                                 batch.offsets_array[:b.n_rows + 1])
-                priors = np.ascontiguousarray(priors, dtype=np.float32)
-                wdl = np.ascontiguousarray(wdl, dtype=np.float32)
-                if priors.shape != (b.n_legal,) or wdl.shape != (b.n_rows, 3):
-                    raise ValueError(
-                        f"evaluator returned priors {priors.shape} and wdl {wdl.shape}, "
-                        f"expected ({b.n_legal},) and ({b.n_rows}, 3)")
-            except BaseException:
-                with nogil:
-                    _abandon(b)
-                raise
-            priors_ptr = <const float*>cnp.PyArray_DATA(priors)
-            wdl_ptr = <const float*>cnp.PyArray_DATA(wdl)
-        with nogil:
-            _apply(b, priors_ptr, wdl_ptr)
         return b.n_leaves
     finally:
         free(ptrs)
         free(quota)
+
+
+def evaluate_batch(evaluator, Batch batch not None):
+    """The evaluator's ``(priors, wdl)`` for the batch's rows, as C-contiguous float32 arrays
+    of the right shapes (ValueError otherwise), or ``(None, None)`` without rows.
+
+    Reads only the batch's buffers, never a tree: one thread may run it while another
+    gathers or backs up a batch of the same tree."""
+    cdef int32_t rows = batch.data.n_rows
+    cdef int64_t n_legal = batch.data.n_legal
+    if rows == 0:
+        return None, None
+    priors, wdl = evaluator.evaluate(batch.tokens_array[:rows], batch.legal_array[:n_legal],
+                                     batch.offsets_array[:rows + 1])
+    priors = np.ascontiguousarray(priors, dtype=np.float32)
+    wdl = np.ascontiguousarray(wdl, dtype=np.float32)
+    if priors.shape != (n_legal,) or wdl.shape != (rows, 3):
+        raise ValueError(
+            f"evaluator returned priors {priors.shape} and wdl {wdl.shape}, "
+            f"expected ({n_legal},) and ({rows}, 3)")
+    return priors, wdl
+
+
+def apply_batch(Batch batch not None, priors=None, wdl=None):
+    """Write the evaluator's answers (from ``evaluate_batch``) into the trees and back every
+    leaf of the batch up; return the number of leaves backed up. The batch is empty after."""
+    cdef BatchData* b = &batch.data
+    cdef const float* priors_ptr = NULL
+    cdef const float* wdl_ptr = NULL
+    cdef int32_t leaves = b.n_leaves
+    if b.n_rows > 0:     # the pointers below are read without bounds checks: check all
+        if not (isinstance(priors, np.ndarray) and isinstance(wdl, np.ndarray)
+                and priors.dtype == np.float32 and wdl.dtype == np.float32
+                and priors.flags.c_contiguous and wdl.flags.c_contiguous
+                and priors.shape == (b.n_legal,) and wdl.shape == (b.n_rows, 3)):
+            raise ValueError("apply_batch needs evaluate_batch's arrays for this batch")
+        priors_ptr = <const float*>cnp.PyArray_DATA(priors)
+        wdl_ptr = <const float*>cnp.PyArray_DATA(wdl)
+    with nogil:
+        _apply(b, priors_ptr, wdl_ptr)
+        b.n_leaves = 0
+        b.n_rows = 0
+        b.n_legal = 0
+    return leaves
+
+
+def abandon_batch(Batch batch not None):
+    """Undo a gathered batch (its evaluation failed): no visit is added, no virtual loss
+    and no PENDING leaf is left. The batch is empty after."""
+    cdef BatchData* b = &batch.data
+    with nogil:
+        _abandon(b)
+        b.n_leaves = 0
+        b.n_rows = 0
+        b.n_legal = 0
+
+
+def run_round(list trees, evaluator, Batch batch=None, int leaves_per_tree=0, int fill_to=0):
+    """Run one batch over ``trees`` (zerochess.search.tree.Tree objects); return the number
+    of leaves backed up (0 when no tree had anything left to do).
+
+    Each tree contributes up to ``leaves_per_tree`` leaves (default: its own minibatch)
+    until it reaches the playout target set by ``Tree.begin``. The evaluator is called at
+    most once, for all trees' leaves together; terminal positions and cache hits need no
+    evaluation. ``batch`` holds the buffers between rounds (a fresh one if None).
+
+    ``fill_to`` > 0 refills the batch: when the first pass leaves fewer than ``fill_to``
+    positions to evaluate (trees that reached their target, a root waiting for its first
+    evaluation, cache hits), a second pass lets the trees with playouts left gather up to
+    ``leaves_per_tree`` more each until the batch holds ``fill_to``. A tree then has at
+    most twice its usual leaves in flight, which bounds what virtual loss changes in its
+    search; self-play's asynchronous actors use it to keep the evaluator's batch full.
+    """
+    if batch is None:
+        batch = Batch()
+    if gather(trees, batch, leaves_per_tree, fill_to) == 0:
+        return 0
+    try:
+        priors, wdl = evaluate_batch(evaluator, batch)
+    except BaseException:
+        abandon_batch(batch)
+        raise
+    return apply_batch(batch, priors, wdl)

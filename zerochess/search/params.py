@@ -37,6 +37,12 @@ class SearchParams:
     the evaluator, so that one batch spreads over different leaves."""
     minibatch: int = 32
     """Leaves gathered per evaluator call (per tree in a Forest)."""
+    threads: int = 1
+    """Minibatches of one tree at the evaluator at once, each evaluated on its own thread
+    (the UCI ``Threads``; Stockfish's and Leela's search threads, here evaluator threads):
+    one thread owns the tree and gathers the next batch while the others run the network,
+    virtual loss keeping the batches apart. 1: one batch at a time, deterministic. Only
+    ``Search`` reads it; self-play's ``Forest`` batches many trees instead."""
     max_collisions: int = 32
     """Stop gathering a batch after this many selections ended at a leaf already waiting
     for the evaluator (a collision); their virtual loss is undone at once."""
@@ -72,7 +78,7 @@ class SearchParams:
             raise ValueError(f"dirichlet_fraction must be in [0, 1], got {self.dirichlet_fraction!r}")
         if not 0.0 <= self.full_search_probability <= 1.0:
             raise ValueError("full_search_probability must be in [0, 1]")
-        for name in ("minibatch", "max_collisions", "hash_mb", "tree_mb", "multipv",
+        for name in ("minibatch", "threads", "max_collisions", "hash_mb", "tree_mb", "multipv",
                      "full_search_nodes", "fast_search_nodes"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)!r}")

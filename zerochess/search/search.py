@@ -4,7 +4,10 @@ The interface is Leela Chess Zero's (SetPosition / StartSearch / StopSearch / Wa
 and Stockfish's rule that the search never prints: progress goes to ``on_info`` (at least
 once a second and once at the end), the result to ``on_done`` and ``wait()``, a failure to
 ``on_error`` and ``wait()``. The callbacks run on the worker thread, which is the only thread
-a ``go`` uses: the caller (the UCI loop) returns at once and formats what they report.
+a ``go`` uses for the tree: the caller (the UCI loop) returns at once and formats what
+they report. With ``params.threads`` > 1 (UCI ``Threads``) that many threads search the
+tree together, each with its own batch at the network (``zerochess.search.parallel``); the
+callbacks then run on whichever of them backed up the latest batch, one at a time.
 
     search = Search(UniformEvaluator(), SearchParams(seed=1))
     search.set_position(board)                  # keeps the subtree if board extends the last root
@@ -15,7 +18,8 @@ or synchronously: ``search.search(board, nodes=10_000)``.
 
 Determinism: randomness (root noise) comes from a generator seeded with ``params.seed`` at
 every search, and selection breaks ties by move order, so with a fresh tree (``new_game``)
-the same position and node count give the same result every time.
+the same position and node count give the same result every time, with ``threads`` 1.
+With more, batches come back in whatever order the evaluations finish.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import numpy as np
 from zerochess.engine.board import Board
 from zerochess.search.forest import add_dirichlet_noise
 from zerochess.search.mcts import Batch, run_round
+from zerochess.search.parallel import TreeWorkers
 from zerochess.search.params import SearchParams
 from zerochess.search.results import (SearchInfo, SearchLimits, SearchProgress, SearchResult,
                                       build_info, build_result)
@@ -50,6 +55,7 @@ class Search:
         self.tt = TranspositionTable(self.params.hash_mb)
         self.tree = Tree(self.params, self.tt)
         self.batch = Batch(self.params.minibatch)
+        self.workers = self._workers_for(self.params)
         self._thread: Optional[threading.Thread] = None
         self._finished = threading.Event()  # the worker is past its search, in on_done at most
         self._stopping: tuple = (None, None)  # (should_stop, clock origin), swapped whole
@@ -62,14 +68,22 @@ class Search:
     # ------------------------------------------------------------------ set-up
     def configure(self, params: SearchParams) -> None:
         """Apply new parameters between searches (the TT is reallocated if Hash changed, the
-        leaf buffer if the minibatch did); the evaluator is not touched."""
+        leaf buffers if the minibatch or the threads did); the evaluator is not touched."""
         self._check_idle()
         if params.hash_mb != self.params.hash_mb:
             self.tt.resize(params.hash_mb)
         if params.minibatch != self.params.minibatch:
             self.batch = Batch(params.minibatch)
+        if (params.threads, params.minibatch) != (self.params.threads, self.params.minibatch):
+            if self.workers is not None:
+                self.workers.close()
+            self.workers = self._workers_for(params)
         self.params = params
         self.tree.configure(params)
+
+    @staticmethod
+    def _workers_for(params: SearchParams) -> Optional[TreeWorkers]:
+        return TreeWorkers(params.threads, params.minibatch) if params.threads > 1 else None
 
     def new_game(self) -> None:
         """Forget the tree and the cache (UCI ``ucinewgame``)."""
@@ -125,7 +139,8 @@ class Search:
         self._stopping = (should_stop, time.perf_counter() if started is None else started)
 
     def stop(self) -> None:
-        """Ask the running search to stop after its current batch (returns at once)."""
+        """Ask the running search to stop after its current batch (returns at once); with
+        several threads each backs its batch up first (one batch's time at most)."""
         self._stop.set()
 
     def join(self) -> None:
@@ -183,18 +198,17 @@ class Search:
         tree.restrict_root(limits.root_moves)
         rng = np.random.default_rng(params.seed)
         start = last_info = time.perf_counter()
-        batch_seconds, changes, last_best = 0.0, 0, -1
+        changes, last_best = 0, -1
         # The root is expanded first even if stop() came early: there must be a move.
         if not tree.root_expanded and not tree.done:
             run_round([tree], self.evaluator, self.batch, 1)
         if params.dirichlet_fraction > 0:
             add_dirichlet_noise(tree, rng, params.dirichlet_alpha, params.dirichlet_fraction)
-        while not tree.done and not self._stop.is_set():
-            t0 = time.perf_counter()
-            if run_round([tree], self.evaluator, self.batch) == 0:
-                break
+
+        def after_batch(batch_seconds: float) -> bool:
+            """Poll the stopping rule, report progress once a second; True: stop now."""
+            nonlocal changes, last_best, last_info
             now = time.perf_counter()
-            batch_seconds = now - t0
             should_stop, clock_start = self._stopping  # one read: update_limits swaps both
             if should_stop is not None:
                 best_visits, second_visits, best = tree.root_top2_visits()
@@ -203,16 +217,29 @@ class Search:
                     last_best = best
                 stats = tree.stats()
                 progress = SearchProgress(
-                    elapsed=now - (start if clock_start is None else clock_start), nodes=stats["playouts"], depth=stats["depth"],
+                    elapsed=now - (start if clock_start is None else clock_start),
+                    nodes=stats["playouts"], depth=stats["depth"],
                     best_visits=best_visits, second_visits=second_visits,
                     best_move_changes=changes, last_batch_seconds=batch_seconds,
                     nn_evals=stats["nn_evals"], tree_full=stats["tree_full"],
                     root_proven=tree.root_proven())
                 if should_stop(progress):
-                    break
+                    return True
             if on_info is not None and now - last_info >= INFO_INTERVAL:
                 on_info(build_info(tree, self.tt, now - start, params.multipv))
                 last_info = now
+            return False
+
+        if self.workers is None:                      # Threads 1: one batch at a time
+            while not tree.done and not self._stop.is_set():
+                t0 = time.perf_counter()
+                if run_round([tree], self.evaluator, self.batch) == 0:
+                    break
+                if after_batch(time.perf_counter() - t0):
+                    break
+        elif not tree.done and not self._stop.is_set():
+            self.workers.run(tree, self.evaluator,
+                             lambda seconds: self._stop.is_set() or after_batch(seconds))
         elapsed = time.perf_counter() - start
         result = build_result(tree, self.tt, elapsed, params.multipv, self._reused)
         if on_info is not None:

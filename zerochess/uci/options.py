@@ -114,8 +114,10 @@ DEFAULT = "<default>"   # WeightsFile / BookFile value meaning "the file shipped
 OPTIONS: tuple[Option, ...] = (
     search_option("Hash", "hash_mb", "Transposition table (network-evaluation cache) size in MB.",
                   1, 65536),
-    Option("Threads", "spin", 1, "CPU threads for the network evaluator (the tree search is "
-           "one thread that batches leaves).", 1, max(1, os.cpu_count() or 1) * 4),
+    search_option("Threads", "threads", "Minibatches at the network at once, each run on its "
+                  "own CPU thread (as Stockfish's and Leela's search threads): N keeps N cores "
+                  "busy. 1 searches deterministically on one core, what a GUI that plays "
+                  "engine matches on one core each expects.", 1, max(1, os.cpu_count() or 1) * 4),
     search_option("MinibatchSize", "minibatch", "Leaves gathered with virtual loss per network "
                   "call.", 1, 1024),
     Option("WeightsFile", "string", DEFAULT, "Network file: an .onnx network (zerochess "

@@ -1,10 +1,11 @@
 """What the UCI loop plays with: the evaluator, the search and the opening book.
 
 It turns option values into objects (loading the network only when an option declared
-``sets="network.*"`` (``WeightsFile``, ``Device``, ``Backend``) or ``Threads`` changes;
+``sets="network.*"`` (``WeightsFile``, ``Device``, ``Backend``) changes; ``Threads``,
 ``MinibatchSize``, ``PolicyTemperature`` and the other search options re-configure the
-search and the loaded evaluator without touching the network) and plays one move per ``go`` on the search's worker thread. It prints nothing: reports go
-through the callbacks the loop gives it.
+search and the loaded evaluator without touching the network) and plays one move per
+``go`` on the search's worker thread. It prints nothing: reports go through the callbacks
+the loop gives it.
 """
 
 from __future__ import annotations
@@ -84,14 +85,15 @@ class Player:
     @staticmethod
     def _evaluator_key_of(options: OptionValues) -> tuple:
         """What the loaded evaluator depends on: the ``network.*`` options (declared in
-        uci/options.py) and ``Threads`` (the evaluator's intra-op threads)."""
-        return (tuple(network_settings(options).items()), options["Threads"])
+        uci/options.py)."""
+        return tuple(network_settings(options).items())
 
     def _load_evaluator(self, options: OptionValues) -> None:
         key = self._evaluator_key_of(options)
         from zerochess.engine.backends import make_evaluator
         started = time.perf_counter()
-        evaluator = make_evaluator(**network_settings(options), threads=options["Threads"])
+        # one intra-op thread per call: Threads runs that many calls at once (search threads)
+        evaluator = make_evaluator(**network_settings(options), threads=1)
         log.info("evaluator %r ready in %.2f s", evaluator, time.perf_counter() - started)
         self.evaluator, self._evaluator_key = evaluator, key
         self._network_values = {o.name: options[o.name] for o in NETWORK_OPTIONS}
