@@ -25,7 +25,9 @@ Solver: terminal nodes (mate, stalemate, insufficient material, fifty moves, rep
 carry an exact result; a node with a child that wins for its side to move is a proven loss
 for the side that moved into it, and a node whose children are all proven takes the best
 of them. Proven wins keep the shortest distance, proven losses the longest, so that the
-faster mate and the slower loss are chosen.
+faster mate and the slower loss are chosen. A mate in one is proven when its node is
+expanded, whatever the network's prior for the mating move (``_find_mate_in_one``), and an
+unvisited proven child is valued at its exact result in selection, so it is visited.
 """
 
 import numpy as np
@@ -36,7 +38,7 @@ from libc.stdint cimport uint8_t, uint16_t, int16_t, uint64_t, int32_t, int64_t
 from libc.stdlib cimport malloc, realloc, free
 from zerochess.engine.board cimport (
     Position, Move, Undo, GameStatus, ONGOING, CHECKMATE, MAX_MOVES, generate_legal,
-    make_move, repetition_key, repetition_count, position_status)
+    make_move, unmake_move, in_check, repetition_key, repetition_count, position_status)
 from zerochess.engine.encoding cimport SEQ_LEN, encode_position, move_index
 from zerochess.search.tt cimport tt_probe, tt_store, nn_cache_key
 from zerochess.search.tree cimport (
@@ -132,6 +134,8 @@ cdef int32_t _select(TreeData* t, int32_t idx, bint at_root) noexcept nogil:
             denom = c.visits + vl * c.in_flight
             if denom > 0.0:
                 q = (c.wl - vl * c.in_flight) / denom
+            elif c.proven != PROVEN_NONE:             # a mate in one found at expansion
+                q = proven_value(c.proven)
         score = q + cpuct * e[i].prior / (1.0 + started)
         if score > best_score:
             best_score = score
@@ -150,6 +154,40 @@ cdef inline void _add_leaf(BatchData* b, TreeData* t, int32_t idx, int32_t depth
     leaf.d = d
     leaf.key = key
     b.n_leaves += 1
+
+
+cdef void _find_mate_in_one(TreeData* t, int32_t idx, Position* pos) noexcept nogil:
+    """Prove idx won for its side to move if one of its moves mates at once.
+
+    The network may give the mating move almost no prior, and the solver only learns of a
+    mate when selection visits it; so each move of a freshly expanded node that gives check
+    is made and the opponent's replies counted (moves that give no check cost one make,
+    one in_check and one unmake). The first mating move's child becomes a TERMINAL proven
+    win (plies 1) and idx a proven loss for the side that moved into it (plies 2). The
+    node is still evaluated: its priors serve selection if it becomes the root. Nothing
+    is proven when the tree has no room for the child."""
+    cdef Move replies[MAX_MOVES]
+    cdef Undo undo
+    cdef Edge* e = &t.edges[t.nodes[idx].first_edge]
+    cdef int i, n_edges = t.nodes[idx].n_edges
+    cdef int32_t child
+    cdef bint mates
+    for i in range(n_edges):
+        make_move(pos, e[i].move, &undo)
+        mates = in_check(pos) and generate_legal(pos, replies) == 0
+        unmake_move(pos, e[i].move, &undo)
+        if not mates:
+            continue
+        child = tree_new_node(t, idx)                 # may move t.nodes, never t.edges
+        if child < 0:
+            return
+        e[i].child = child
+        t.nodes[child].state = TERMINAL
+        t.nodes[child].proven = PROVEN_WIN
+        t.nodes[child].plies = 1
+        t.nodes[idx].proven = PROVEN_LOSS
+        t.nodes[idx].plies = 2
+        return
 
 
 cdef int _expand(TreeData* t, BatchData* b, int32_t idx, Position* pos, int32_t nh,
@@ -191,6 +229,8 @@ cdef int _expand(TreeData* t, BatchData* b, int32_t idx, Position* pos, int32_t 
         e[i].move = moves[i]
         e[i].prior = 0.0
         e[i].child = -1
+    _find_mate_in_one(t, idx, pos)
+    n = &t.nodes[idx]                                 # the nodes may have moved
     repeated = repetition_count(pos, t.hist, nh) > 0
     key = nn_cache_key(pos, repeated)
     if t.tt != NULL and tt_probe(t.tt, key, n_moves, priors, wdl):

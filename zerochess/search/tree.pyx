@@ -448,7 +448,8 @@ cdef class Tree:
 
     def pv(self, int root_edge, int max_len=64):
         """The principal variation starting with the given root edge, as UCI moves: the
-        best child (bestmove order) at each node until an unvisited or unexpanded one."""
+        best child (bestmove order) at each node until an unexpanded one or an unvisited
+        one that is not proven."""
         cdef Node* r = &self.data.nodes[0]
         cdef Edge* e
         cdef int32_t idx, b
@@ -462,8 +463,9 @@ cdef class Tree:
             if b < 0:
                 break
             e = &self.data.edges[self.data.nodes[idx].first_edge + b]
-            if e.child < 0 or self.data.nodes[e.child].visits == 0:
-                break
+            if e.child < 0 or (self.data.nodes[e.child].visits == 0
+                               and self.data.nodes[e.child].proven == PROVEN_NONE):
+                break                      # a mate found at expansion is proven unvisited
             line.append(move_to_uci(e.move))
             idx = e.child
         return line
