@@ -15,6 +15,7 @@ from zerochess._version import __version__
 SUBCOMMANDS = {
     "bench": "zerochess.tools.bench:bench",
     "book": "zerochess.book.cli:book",
+    "endgames": "zerochess.tools.endgames:endgames",
     "match": "zerochess.match.cli:match",
     "perft": "zerochess.tools.perft:perft",
     "rate": "zerochess.match.rate:rate",
