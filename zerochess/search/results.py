@@ -118,6 +118,8 @@ class SearchProgress:
     nn_evals: int = 0         # positions sent to the evaluator
     tree_full: bool = False   # the tree's memory is used up
     root_proven: bool = False  # the solver has proven the root's result
+    q: Optional[float] = None  # the root's value (side to move's view), None before a visit
+    root_visits: int = 0      # visits of the root, the reused tree's included
 
 
 @dataclass
