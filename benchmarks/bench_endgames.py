@@ -9,9 +9,9 @@ colours). Each game is played by the match runner's own game loop (its clock, it
 forfeits) with the strong side always given to the engine under test, which ``zerochess
 match`` cannot do (it swaps colours within each pair). No adjudication: a game ends by
 mate, stalemate, the fifty-move rule, repetition or the clock. Stockfish 15.1 plays at full
-strength, one thread, 16 MB hash, no tablebases. Printed: per kind, mates (wins within the
-fifty-move rule, since the game is drawn by it otherwise), draws, games the weak side lost
-on time (not conversions), losses, and the median plies to mate.
+strength, one thread, 16 MB hash, 100 ms move overhead, no tablebases. Printed: per kind,
+mates (wins within the fifty-move rule, since the game is drawn by it otherwise), draws,
+games the weak side lost on time (not conversions), losses, and the median plies to mate.
 """
 
 from __future__ import annotations
@@ -35,7 +35,9 @@ from zerochess.match.pgn import write_game
 from zerochess.tools.endgames import KINDS, generate
 
 STOCKFISH = shutil.which("stockfish") or "/usr/games/stockfish"
-SF_OPTIONS = {"Threads": "1", "Hash": "16"}
+SF_OPTIONS = {"Threads": "1", "Hash": "16", "Move Overhead": "100"}
+"""Move Overhead as zerochess's MoveOverhead default: on a busy machine Stockfish's 10 ms
+let it lose won and lost games on time alike."""
 
 
 async def convert(strong: EngineSpec, weak: EngineSpec, boards: dict[str, list[chess.Board]],
