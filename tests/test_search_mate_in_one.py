@@ -1,6 +1,7 @@
 """A mate in one is found when its position is expanded, whatever prior the network gives
 the mating move: the search plays it at any node budget of at least one batch, through
-the Search API and through raw UCI."""
+the Search API and through raw UCI. So is a capture that leaves neither side mating
+material: the losing side takes the piece, the winning side does not leave it."""
 
 import chess
 import numpy as np
@@ -39,15 +40,22 @@ def mating_moves(fen: str) -> set[str]:
 
 class StarvingEvaluator:
     """A misleading network: prior 1e-6 on the given policy indices, the rest shared
-    evenly by the other moves; the value says every position is even."""
+    evenly by the other moves; the value says every position is even, or that ``winner``
+    (chess.WHITE / chess.BLACK) wins it (token 64 is 13 with White to move)."""
 
     max_batch = 256
 
-    def __init__(self, starved):
+    def __init__(self, starved, winner=None):
         self.starved = np.asarray(sorted(starved), dtype=np.int64)
+        self.winner = winner
 
     def evaluate(self, tokens, legal_idx, offsets):
         priors, wdl = UniformEvaluator().evaluate(tokens, legal_idx, offsets)
+        if self.winner is not None:
+            wins = (tokens[:, 64] == 13) == (self.winner == chess.WHITE)
+            wdl = np.zeros((tokens.shape[0], 3), np.float32)
+            wdl[wins, 2] = 1.0
+            wdl[~wins, 0] = 1.0
         for b in range(len(offsets) - 1):
             lo, hi = offsets[b], offsets[b + 1]
             hit = np.isin(legal_idx[lo:hi], self.starved)
@@ -125,3 +133,59 @@ def test_uci_go_nodes_8_plays_the_mate_with_the_weightless_backend():
             assert any(" score mate 1 " in line for line in lines), lines
     finally:
         engine.close()
+
+
+# The side to move can take the opponent's last minor piece (or one of two) and leave
+# insufficient material: (FEN, the drawing capture).
+DEAD_DRAW_CAPTURES = [
+    ("8/8/8/4k3/3N4/8/8/4B2K b - - 0 1", "e5d4"),           # KBNvK: the knight left en prise
+    ("k7/8/8/3n4/4K3/8/8/b7 w - - 0 1", "e4d5"),             # colours reversed
+    ("8/8/8/4k3/3B4/8/8/2B4K b - - 0 1", "e5d4"),           # KBBvK
+]
+
+
+@pytest.mark.parametrize("minibatch", [1, 8, 32])
+@pytest.mark.parametrize("fen,capture", DEAD_DRAW_CAPTURES)
+def test_a_lost_side_takes_a_starved_capture_into_a_dead_draw(fen, capture, minibatch):
+    board = chess.Board(fen)
+    board.push_uci(capture)
+    assert board.is_insufficient_material()                    # the oracle: a dead draw
+    loser = chess.Board(fen).turn
+    starved = {move_to_index(Board(fen), capture)}
+    search = Search(StarvingEvaluator(starved, winner=not loser), SearchParams(minibatch=minibatch))
+    result = search.search(Board(fen), nodes=minibatch)
+    assert result.best_move == capture and result.q == 0.0 and result.wdl[1] == 1.0
+    search.tree.verify()
+
+
+def test_the_winning_side_does_not_leave_a_piece_to_a_starved_dead_draw_capture():
+    # White (KBNvK, winning by the evaluator) has its knight attacked and undefended; the
+    # network hides Black's capture. Every White move that leaves the knight draws.
+    fen = "8/8/8/4k3/3N4/8/8/4B2K w - - 0 1"
+    board = chess.Board(fen)
+    leaves = []
+    for move in board.legal_moves:
+        board.push(move)
+        if any(board.is_capture(r) and _after(board, r).is_insufficient_material()
+               for r in board.legal_moves):
+            leaves.append(move.uci())
+        board.pop()
+    assert leaves and len(leaves) < board.legal_moves.count()
+    starved = set()
+    for move in leaves:                          # every drawing capture, in Black's frame
+        after = _after(board, chess.Move.from_uci(move))
+        starved |= {move_to_index(Board(after.fen()), r.uci()) for r in after.legal_moves
+                    if after.is_capture(r) and _after(after, r).is_insufficient_material()}
+    search = Search(StarvingEvaluator(starved, winner=chess.WHITE), SearchParams(minibatch=8))
+    result = search.search(Board(fen), nodes=400)
+    assert result.best_move not in leaves and result.q > 0.9
+    edges = search.tree.root_edges()
+    for move, visits, q in zip(edges["moves"], edges["visits"], edges["q"]):
+        if move in leaves and visits:
+            assert q < 0.9, (move, visits, q)
+
+
+def _after(board, move):
+    b = board.copy()
+    b.push(move)
+    return b

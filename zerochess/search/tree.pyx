@@ -126,7 +126,8 @@ cdef inline int _rank(const Node* c) noexcept nogil:
 
 cdef bint _edge_better(const TreeData* t, const Edge* a, const Edge* b) noexcept nogil:
     """Is edge a a better move to play than edge b? Proven wins, shortest first; then most
-    visits, ties by Q; proven losses last, longest first."""
+    visits, ties by Q (exact for a proven unvisited child); proven losses last, longest
+    first."""
     cdef const Node* ca = &t.nodes[a.child] if a.child >= 0 else NULL
     cdef const Node* cb = &t.nodes[b.child] if b.child >= 0 else NULL
     cdef int ra = _rank(ca), rb = _rank(cb)
@@ -141,9 +142,19 @@ cdef bint _edge_better(const TreeData* t, const Edge* a, const Edge* b) noexcept
         return ca.plies > cb.plies
     if va != vb:
         return va > vb
-    qa = ca.wl / ca.visits if va > 0 else -INFINITY
-    qb = cb.wl / cb.visits if vb > 0 else -INFINITY
+    qa = _known_q(ca, va)
+    qb = _known_q(cb, vb)
     return qa > qb
+
+
+cdef inline double _known_q(const Node* c, uint32_t visits) noexcept nogil:
+    """Q of a child for ranking: its mean, or its exact value when proven but unvisited
+    (a terminal child found at expansion), else -infinity."""
+    if visits > 0:
+        return c.wl / visits
+    if c != NULL and c.proven != PROVEN_NONE:
+        return proven_value(c.proven)
+    return -INFINITY
 
 
 cdef int32_t best_child_edge(const TreeData* t, int32_t node) noexcept nogil:
