@@ -103,3 +103,7 @@ def test_cli_writes_an_epd_that_the_match_runner_reads(tmp_path):
     assert [o.board().fen() for o in openings] == [b.fen() for b in expected]
     bad = CliRunner().invoke(main, ["endgames", "--kind", "KXvK", "--out", str(out)])
     assert bad.exit_code != 0 and "KXvK" in bad.output
+    missing = tmp_path / "no such dir" / "x.epd"
+    bad = CliRunner().invoke(main, ["endgames", "--kind", "KQvK", "--out", str(missing)])
+    assert bad.exit_code == 1 and f"cannot write {missing}: No such file" in bad.output
+    assert bad.exception is None or isinstance(bad.exception, SystemExit)

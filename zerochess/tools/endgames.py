@@ -149,6 +149,9 @@ def endgames(kinds, count, seed, out):
     file, for `zerochess match --openings` or benchmarks/bench_endgames.py."""
     lines = [line for kind in dict.fromkeys(kinds)
              for line in epd_lines(kind, generate(kind, count, seed), seed)]
-    with open(out, "w", encoding="utf-8") as f:
-        f.write("\n".join(lines) + "\n")
+    try:
+        with open(out, "w", encoding="utf-8") as f:
+            f.write("\n".join(lines) + "\n")
+    except OSError as exc:
+        raise click.ClickException(f"cannot write {out}: {exc.strerror}") from None
     click.echo(f"wrote {len(lines)} positions to {out}")
