@@ -41,7 +41,7 @@ def q_to_cp(q: float) -> int:
 
 PROVEN_Q = {1: 1.0, 2: 0.0, 3: -1.0}
 """Exact Q of a proven root move (win, draw, loss), reported even before its first visit
-(a mate in one is proven when its parent is expanded)."""
+(a mate, or a capture into insufficient material, is known when its parent is expanded)."""
 
 
 def mate_in_moves(proven: int, plies: int) -> tuple[Optional[int], Optional[int]]:
