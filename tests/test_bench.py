@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from zerochess.cli import main
 
-BENCH_SIGNATURE = "0bab2e792b65"        # zerochess bench --nodes 5000 (uniform backend)
+BENCH_SIGNATURE = "c04f494d9b30"        # zerochess bench --nodes 5000 (uniform backend)
 LINE = re.compile(r"^nodes (\d+) evals (\d+) time ([\d.]+) nps (\d+)$")
 
 

@@ -16,6 +16,7 @@ from zerochess.engine.extras import TRAIN_EXTRA
 SUBCOMMANDS = {
     "bench": "zerochess.tools.bench:bench",
     "book": "zerochess.book.cli:book",
+    "endgames": "zerochess.tools.endgames:endgames",
     "export": "zerochess.tools.export:export",
     "match": "zerochess.match.cli:match",
     "perft": "zerochess.tools.perft:perft",

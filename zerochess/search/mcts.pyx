@@ -25,7 +25,11 @@ Solver: terminal nodes (mate, stalemate, insufficient material, fifty moves, rep
 carry an exact result; a node with a child that wins for its side to move is a proven loss
 for the side that moved into it, and a node whose children are all proven takes the best
 of them. Proven wins keep the shortest distance, proven losses the longest, so that the
-faster mate and the slower loss are chosen.
+faster mate and the slower loss are chosen. A mate in one, and a capture into a dead draw
+(insufficient material), are known when their node is expanded, whatever the network's prior
+for the move (``_find_immediate_results``). Selection values a proven child at its exact
+result, visited or not and without virtual loss (its leaf needs no evaluation), so a mate
+or a saving draw found at expansion is visited at once.
 """
 
 import numpy as np
@@ -36,7 +40,8 @@ from libc.stdint cimport uint8_t, uint16_t, int16_t, uint64_t, int32_t, int64_t
 from libc.stdlib cimport malloc, realloc, free
 from zerochess.engine.board cimport (
     Position, Move, Undo, GameStatus, ONGOING, CHECKMATE, MAX_MOVES, generate_legal,
-    make_move, repetition_key, repetition_count, position_status)
+    NO_PIECE, make_move, unmake_move, in_check, insufficient_material, repetition_key,
+    repetition_count, position_status)
 from zerochess.engine.encoding cimport SEQ_LEN, encode_position, move_index
 from zerochess.search.tt cimport tt_probe, tt_store, nn_cache_key
 from zerochess.search.tree cimport (
@@ -149,7 +154,9 @@ cdef int32_t _select(TreeData* t, int32_t idx, bint at_root) noexcept nogil:
             c = &t.nodes[e[i].child]
             started = c.visits + c.in_flight
             denom = c.visits + vl * c.in_flight
-            if denom > 0.0:
+            if c.proven != PROVEN_NONE:               # exact, visited or not: no virtual loss
+                q = proven_value(c.proven)
+            elif denom > 0.0:
                 q = (c.wl - vl * c.in_flight) / denom
         score = q + cpuct * e[i].prior / (1.0 + started)
         if score > best_score:
@@ -169,6 +176,48 @@ cdef inline void _add_leaf(BatchData* b, TreeData* t, int32_t idx, int32_t depth
     leaf.d = d
     leaf.key = key
     b.n_leaves += 1
+
+
+cdef void _find_immediate_results(TreeData* t, int32_t idx, Position* pos) noexcept nogil:
+    """Give the moves of a freshly expanded node whose result is known at once their
+    terminal child: a mate, and a capture that leaves mate impossible for both sides.
+
+    The network may give such a move almost no prior, and the solver only learns of a
+    terminal child when selection visits it. So each move is made: one that gives check
+    has the opponent's replies counted, a capture has the material tested; then unmade.
+    A mating move's child becomes a TERMINAL proven win (plies 1) and idx a proven loss for
+    the side that moved into it (plies 2), and the search stops looking; a capture into
+    insufficient material gets a TERMINAL proven draw child (selection values it at 0 at
+    once, so a losing side finds the piece it can take for a draw, and the side that would
+    leave that piece sees it). idx is still evaluated: its priors serve selection if it
+    becomes the root. A child the tree has no room for is skipped."""
+    cdef Move replies[MAX_MOVES]
+    cdef Undo undo
+    cdef Edge* e = &t.edges[t.nodes[idx].first_edge]
+    cdef int i, n_edges = t.nodes[idx].n_edges
+    cdef int32_t child
+    cdef uint8_t result
+    for i in range(n_edges):
+        make_move(pos, e[i].move, &undo)
+        result = PROVEN_NONE
+        if in_check(pos) and generate_legal(pos, replies) == 0:
+            result = PROVEN_WIN
+        elif undo.captured != NO_PIECE and insufficient_material(pos):
+            result = PROVEN_DRAW
+        unmake_move(pos, e[i].move, &undo)
+        if result == PROVEN_NONE:
+            continue
+        child = tree_new_node(t, idx)                 # may move t.nodes, never t.edges
+        if child < 0:
+            return
+        e[i].child = child
+        t.nodes[child].state = TERMINAL
+        t.nodes[child].proven = result
+        t.nodes[child].plies = 1
+        if result == PROVEN_WIN:
+            t.nodes[idx].proven = PROVEN_LOSS
+            t.nodes[idx].plies = 2
+            return
 
 
 cdef int _expand(TreeData* t, BatchData* b, int32_t idx, Position* pos, int32_t nh,
@@ -210,6 +259,8 @@ cdef int _expand(TreeData* t, BatchData* b, int32_t idx, Position* pos, int32_t 
         e[i].move = moves[i]
         e[i].prior = 0.0
         e[i].child = -1
+    _find_immediate_results(t, idx, pos)
+    n = &t.nodes[idx]                                 # the nodes may have moved
     repeated = repetition_count(pos, t.hist, nh) > 0
     key = nn_cache_key(pos, repeated)
     if t.tt != NULL and tt_probe(t.tt, key, n_moves, priors, wdl):

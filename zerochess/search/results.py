@@ -39,6 +39,11 @@ def q_to_cp(q: float) -> int:
     return int(max(-CP_LIMIT, min(CP_LIMIT, round(CP_SCALE * math.tan(CP_STRETCH * q)))))
 
 
+PROVEN_Q = {1: 1.0, 2: 0.0, 3: -1.0}
+"""Exact Q of a proven root move (win, draw, loss), reported even before its first visit
+(a mate, or a capture into insufficient material, is known when its parent is expanded)."""
+
+
 def mate_in_moves(proven: int, plies: int) -> tuple[Optional[int], Optional[int]]:
     """(mate in moves, mate in plies), signed for the root side, from a root child's proof."""
     if proven == 1:          # PROVEN_WIN for the root's side to move
@@ -113,6 +118,8 @@ class SearchProgress:
     nn_evals: int = 0         # positions sent to the evaluator
     tree_full: bool = False   # the tree's memory is used up
     root_proven: bool = False  # the solver has proven the root's result
+    q: Optional[float] = None  # the root's value (side to move's view), None before a visit
+    root_visits: int = 0      # visits of the root, the reused tree's included
 
 
 @dataclass
@@ -134,9 +141,10 @@ class SearchLimits:
 
 def _line(tree, edges, i: int) -> PVLine:
     visits = int(edges["visits"][i])
-    q = float(edges["q"][i]) if visits else 0.0
-    d = float(edges["d"][i]) if visits else 0.0
-    mate, mate_plies = mate_in_moves(int(edges["proven"][i]), int(edges["plies"][i]))
+    proven = int(edges["proven"][i])
+    q = float(edges["q"][i]) if visits else PROVEN_Q.get(proven, 0.0)
+    d = float(edges["d"][i]) if visits else float(proven == 2)
+    mate, mate_plies = mate_in_moves(proven, int(edges["plies"][i]))
     wdl = ((1.0 - q - d) / 2, d, (1.0 + q - d) / 2)
     return PVLine(move=edges["moves"][i], visits=visits, q=q, wdl=wdl, cp=q_to_cp(q),
                   mate=mate, mate_plies=mate_plies, pv=tree.pv(i))

@@ -216,13 +216,15 @@ class Search:
                     changes += last_best >= 0
                     last_best = best
                 stats = tree.stats()
+                root = tree.root_wdl()              # (q, wdl) or None: timeman's value rule
                 progress = SearchProgress(
                     elapsed=now - (start if clock_start is None else clock_start),
                     nodes=stats["playouts"], depth=stats["depth"],
                     best_visits=best_visits, second_visits=second_visits,
                     best_move_changes=changes, last_batch_seconds=batch_seconds,
                     nn_evals=stats["nn_evals"], tree_full=stats["tree_full"],
-                    root_proven=tree.root_proven())
+                    root_proven=tree.root_proven(), q=None if root is None else root[0],
+                    root_visits=stats["root_visits"])
                 if should_stop(progress):
                     return True
             if on_info is not None and now - last_info >= INFO_INTERVAL:

@@ -14,6 +14,15 @@ Leela Chess Zero's stoppers (each limit is one predicate the search polls after 
   would cross the maximum, because a batch cannot be interrupted.
 * ``movetime``, ``nodes`` and ``depth`` are just other stoppers; ``infinite`` and ``ponder``
   have none until ``stop`` or ``ponderhit``.
+
+``adaptive`` (the UCI option ``TimeManager adaptive``; off by default until a match decides)
+adds the two steps Monty measured after soft and hard limits (issue 27: +20 and +32 Elo at
+8+0.08 there): the soft limit grows when the root's value falls during the search (the
+position is worse than it looked: up to twice the optimum) and shrinks or grows with the
+best move's share of the root visits (a move holding most visits is rarely overtaken: down
+to half the optimum; a split decision: up to 1.5 times). A root the solver has proven
+stops the search at once (a mate found, or every move's result known). The maximum and
+the batch prediction bound every rule.
 """
 
 from __future__ import annotations
@@ -73,15 +82,46 @@ def allocate(params: GoParams, white_to_move: bool, overhead_ms: int, ply: int =
     return Budget(optimum / 1000.0, max(optimum, maximum) / 1000.0)
 
 
-class Stopper:
-    """The predicate the search polls after each batch: ``should_stop(progress) -> bool``."""
+FALL_GAIN = 4.0          # adaptive: +4x the Q fallen (0.25 of Q doubles the soft limit)
+FALL_CAP = 1.0           # ... at most +100%
+SHARE_PIVOT = 0.5        # adaptive: a best move with half the root visits leaves the limit as is
+SHARE_SLOPE = 1.25       # ... each 0.1 of share above (below) it takes away (adds) 12.5%
+SHARE_RANGE = (0.5, 1.5)  # ... within these factors
+SHARE_MIN_VISITS = 64    # ... once the root has this many visits (fewer: too noisy to judge)
 
-    def __init__(self, params: GoParams, budget: Optional[Budget], fixed_nodes: int = 0):
+
+def fall_factor(q_start: Optional[float], q_now: Optional[float]) -> float:
+    """How much longer to think because the root's value fell from ``q_start`` (first seen
+    in this search) to ``q_now`` (side to move's view): 1 when it held or rose."""
+    if q_start is None or q_now is None:
+        return 1.0
+    return 1.0 + min(FALL_CAP, max(0.0, FALL_GAIN * (q_start - q_now)))
+
+
+def share_factor(best_visits: int, root_visits: int) -> float:
+    """Scale of the soft limit from the best move's share of the root's visits."""
+    if root_visits < SHARE_MIN_VISITS:
+        return 1.0
+    share = min(1.0, best_visits / root_visits)
+    lo, hi = SHARE_RANGE
+    return min(hi, max(lo, 1.0 - SHARE_SLOPE * (share - SHARE_PIVOT)))
+
+
+class Stopper:
+    """The predicate the search polls after each batch: ``should_stop(progress) -> bool``.
+
+    ``adaptive`` turns on the value-fall, visit-share and proven-root rules (module
+    docstring); without it the stopper behaves exactly as before they existed."""
+
+    def __init__(self, params: GoParams, budget: Optional[Budget], fixed_nodes: int = 0,
+                 adaptive: bool = False):
         self.params = params
         self.budget = budget
         self.node_limit = params.nodes if params.nodes is not None else (fixed_nodes or None)
         if fixed_nodes and params.nodes is None:
             self.budget = None  # the Nodes option replaces the clock (reproducible matches)
+        self.adaptive = adaptive
+        self.q_start: Optional[float] = None   # the root's value at the first poll
         self.reason = ""
 
     @property
@@ -103,7 +143,15 @@ class Stopper:
             self.reason = "maximum time"
             return True
         # Unstable best move: allow up to the maximum, in steps.
-        target = min(b.maximum, b.optimum * (1.0 + 0.5 * min(p.best_move_changes, 4)))
+        soft = b.optimum * (1.0 + 0.5 * min(p.best_move_changes, 4))
+        if self.adaptive:
+            if p.root_proven:
+                self.reason = "root proven"
+                return True
+            if self.q_start is None:
+                self.q_start = p.q
+            soft *= fall_factor(self.q_start, p.q) * share_factor(p.best_visits, p.root_visits)
+        target = min(b.maximum, soft)
         if p.elapsed >= target:
             self.reason = "optimum time"
             return True

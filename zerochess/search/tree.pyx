@@ -126,7 +126,8 @@ cdef inline int _rank(const Node* c) noexcept nogil:
 
 cdef bint _edge_better(const TreeData* t, const Edge* a, const Edge* b) noexcept nogil:
     """Is edge a a better move to play than edge b? Proven wins, shortest first; then most
-    visits, ties by Q; proven losses last, longest first."""
+    visits, ties by Q (exact for a proven unvisited child); proven losses last, longest
+    first."""
     cdef const Node* ca = &t.nodes[a.child] if a.child >= 0 else NULL
     cdef const Node* cb = &t.nodes[b.child] if b.child >= 0 else NULL
     cdef int ra = _rank(ca), rb = _rank(cb)
@@ -141,9 +142,19 @@ cdef bint _edge_better(const TreeData* t, const Edge* a, const Edge* b) noexcept
         return ca.plies > cb.plies
     if va != vb:
         return va > vb
-    qa = ca.wl / ca.visits if va > 0 else -INFINITY
-    qb = cb.wl / cb.visits if vb > 0 else -INFINITY
+    qa = _known_q(ca, va)
+    qb = _known_q(cb, vb)
     return qa > qb
+
+
+cdef inline double _known_q(const Node* c, uint32_t visits) noexcept nogil:
+    """Q of a child for ranking: its mean, or its exact value when proven but unvisited
+    (a terminal child found at expansion), else -infinity."""
+    if visits > 0:
+        return c.wl / visits
+    if c != NULL and c.proven != PROVEN_NONE:
+        return proven_value(c.proven)
+    return -INFINITY
 
 
 cdef int32_t best_child_edge(const TreeData* t, int32_t node) noexcept nogil:
@@ -448,7 +459,8 @@ cdef class Tree:
 
     def pv(self, int root_edge, int max_len=64):
         """The principal variation starting with the given root edge, as UCI moves: the
-        best child (bestmove order) at each node until an unvisited or unexpanded one."""
+        best child (bestmove order) at each node until an unexpanded one or an unvisited
+        one that is not proven."""
         cdef Node* r = &self.data.nodes[0]
         cdef Edge* e
         cdef int32_t idx, b
@@ -462,8 +474,9 @@ cdef class Tree:
             if b < 0:
                 break
             e = &self.data.edges[self.data.nodes[idx].first_edge + b]
-            if e.child < 0 or self.data.nodes[e.child].visits == 0:
-                break
+            if e.child < 0 or (self.data.nodes[e.child].visits == 0
+                               and self.data.nodes[e.child].proven == PROVEN_NONE):
+                break                      # a mate found at expansion is proven unvisited
             line.append(move_to_uci(e.move))
             idx = e.child
         return line

@@ -212,7 +212,8 @@ class _SearchJob:
         budget = None if self.params.ponder else allocate(
             self.params, self.board.turn, opts["MoveOverhead"], len(self.board),
             slow_mover=opts["SlowMover"] / 100.0)
-        return Stopper(self.params, budget, fixed_nodes=opts["Nodes"])
+        return Stopper(self.params, budget, fixed_nodes=opts["Nodes"],
+                       adaptive=opts["TimeManager"] == "adaptive")
 
     def start(self):
         loop = self.loop
