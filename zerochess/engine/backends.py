@@ -5,15 +5,21 @@ serves the ``torch-*`` runtimes, CUDA and ``.pt`` checkpoints.
 
 Its own module so that the ABI module (``zerochess.engine.evaluator``) never imports the
 network loader: ``api`` imports the torch backend, which imports the ABI, and only this
-module, at the top of that chain, knows all of them. Importing it costs no torch.
+module, at the top of that chain, knows all of them. Importing it costs no torch and no
+numpy: the UCI options (``uci/options.py``) read the runtimes from here while the engine
+answers ``uci``, before anything heavy is imported (issue 29's start-up targets).
 """
 
 from __future__ import annotations
 
-from zerochess.engine.evaluator import Evaluator, UniformEvaluator
+from typing import TYPE_CHECKING
+
 from zerochess.engine.extras import (TRAIN_EXTRA, MissingExtraError, cuda_possible,
                                      exporter_installed, onnxruntime_installed, require_torch)
 from zerochess.engine.shipped import SHIPPED_NETWORKS, shipped_network_path
+
+if TYPE_CHECKING:
+    from zerochess.engine.evaluator import Evaluator
 
 __all__ = ["make_evaluator", "load_network_spec", "resolve_runtime", "is_onnx_file", "RUNTIMES",
            "RUNTIME_HELP", "ONNX_AUTO_MAX_BATCH"]
@@ -114,6 +120,8 @@ def make_evaluator(
     choose torch).
     """
     if spec == "uniform":
+        from zerochess.engine.evaluator import UniformEvaluator
+
         return UniformEvaluator(**{k: v for k, v in kwargs.items() if k == "max_batch"})
     spec = None if spec in (None, "default") else spec
     torch_only = {"precision", "compile"} & kwargs.keys()
