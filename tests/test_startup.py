@@ -1,7 +1,7 @@
 """What a GUI waits for at launch: ``uci`` is answered with nothing heavy imported (no torch,
-numpy, python-chess, ONNX Runtime or Cython extension: issue 29's ``uciok`` within 0.3 s),
-and ``isready`` loads the network (never the first ``go``). The seconds themselves are
-measured by benchmarks/bench_startup.py, not asserted here."""
+numpy, python-chess, ONNX Runtime, Cython extension or click: issue 29's ``uciok`` within
+0.3 s), and ``isready`` loads the network (never the first ``go``). The seconds themselves
+are measured by benchmarks/bench_startup.py, not asserted here."""
 
 import json
 import subprocess
@@ -9,10 +9,10 @@ import sys
 
 PROBE = r"""
 import io, json, sys
-from zerochess.cli import main  # the entry point the `zerochess` command and the executable run
+from zerochess.__main__ import run  # the entry point of the `zerochess` command and the executable
 from zerochess.uci.loop import UciLoop
 HEAVY = ("torch", "numpy", "chess", "onnxruntime", "zerochess.engine.board",
-         "zerochess.engine.encoding", "zerochess.search.mcts")
+         "zerochess.engine.encoding", "zerochess.search.mcts", "click")
 out = io.StringIO()
 loop = UciLoop(out)
 loop.run(io.BytesIO(b"uci\n"))
