@@ -12,7 +12,12 @@ launches are interleaved round-robin so that machine load hits every command ali
   ``uciok``);
 * ``go 1`` / ``go 2``: ``go nodes N`` -> ``bestmove`` for the first search after
   ``isready`` and for a second one. If the first ``go`` waited for the network, ``go 1``
-  would exceed ``go 2`` by the load time.
+  would exceed ``go 2`` by the load time;
+* CPU seconds (user + system, the process's own, from ``wait4``) of two more launches each,
+  given all their input at once: ``uci``, ``quit`` and ``uci``, ``isready``, ``quit``. On a
+  loaded machine the wall-clock figures measure the load as much as the engine; the CPU
+  time is what they would be on an idle one, less the reading of files from disk. The
+  load average is printed beside the figures.
 
     python benchmarks/bench_startup.py [--launches 10] [--nodes 64] [--command NAME=PATH ...]
 """
@@ -20,6 +25,7 @@ launches are interleaved round-robin so that machine load hits every command ali
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import statistics
 import subprocess
@@ -69,6 +75,32 @@ def launch(command: list[str], nodes: int, timeout: float = 120.0) -> dict[str, 
     return times
 
 
+def cpu_seconds(command: list[str], script: str, timeout: float = 120.0) -> float:
+    """User + system CPU seconds of one launch fed ``script`` at once (to its end: ``quit``)."""
+    proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        proc.stdin.write(script.encode())
+        proc.stdin.close()
+        deadline = time.monotonic() + timeout
+        while True:  # wait4 reports the child's own CPU time, not the whole family's
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                proc.returncode = os.waitstatus_to_exitcode(status)
+                break
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{command}: did not quit after {script!r}")
+            time.sleep(0.005)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            proc.wait()
+    return usage.ru_utime + usage.ru_stime
+
+
+CPU_SCRIPTS = {"CPU uci, quit": "uci\nquit\n", "CPU uci, isready, quit": "uci\nisready\nquit\n"}
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--launches", type=int, default=10)
@@ -90,11 +122,18 @@ def main(argv=None) -> None:
             if path.is_file():
                 commands[name] = [str(path)]
     results = {name: [] for name in commands}
+    load_before = os.getloadavg()
     for _ in range(args.launches):
         for name, command in commands.items():
-            results[name].append(launch(command, args.nodes))
+            times = launch(command, args.nodes)
+            for key, script in CPU_SCRIPTS.items():
+                times[key] = cpu_seconds(command, script)
+            results[name].append(times)
+    load_after = os.getloadavg()
 
     print(f"{args.launches} launches each, interleaved; seconds, median (min-max); go = go nodes {args.nodes}")
+    print(f"load average (1 min) {load_before[0]:.2f} before, {load_after[0]:.2f} after, on "
+          f"{os.cpu_count()} CPUs")
     keys = ("uciok", "readyok", "launch -> readyok", "go 1", "go 2")
     heads = ("launch -> uciok", "isready -> readyok", "launch -> readyok", "go 1 -> bestmove",
              "go 2 -> bestmove")
@@ -105,6 +144,13 @@ def main(argv=None) -> None:
             values = [r[key] for r in runs]
             cells.append(f"{statistics.median(values):.3f} ({min(values):.2f}-{max(values):.2f})")
         print(f"{name:<26}" + "".join(f"{c:>22}" for c in cells))
+    print(f"{'CPU seconds (user+sys)':<26}" + "".join(f"{k[4:]:>26}" for k in CPU_SCRIPTS))
+    for name, runs in results.items():
+        cells = []
+        for key in CPU_SCRIPTS:
+            values = [r[key] for r in runs]
+            cells.append(f"{statistics.median(values):.3f} ({min(values):.2f}-{max(values):.2f})")
+        print(f"{name:<26}" + "".join(f"{c:>26}" for c in cells))
     folder, pip = results.get("folder build"), results.get("pip-installed zerochess")
     if folder and pip:
         ratio = statistics.median(r["uciok"] for r in folder) / statistics.median(r["uciok"] for r in pip)
@@ -113,7 +159,9 @@ def main(argv=None) -> None:
         uciok = statistics.median(r["uciok"] for r in folder)
         ready = statistics.median(r["launch -> readyok"] for r in folder)
         print(f"folder build targets: uciok {uciok:.3f} s (target < 0.3), readyok "
-              f"{ready:.3f} s after launch (target < 0.5)")
+              f"{ready:.3f} s after launch (target < 0.5); CPU "
+              f"{statistics.median(r['CPU uci, quit'] for r in folder):.3f} s and "
+              f"{statistics.median(r['CPU uci, isready, quit'] for r in folder):.3f} s")
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from test_onnx_network import BAD_KINDS, bad_onnx_file
+from test_without_torch import no_torch_env  # noqa: F401 (a fixture: torch's import fails)
 from uci_process import UciProcess
 from zerochess.uci.player import SHIPPED_BOOK, short_reason
 
@@ -150,3 +151,44 @@ def test_short_reason_is_one_line_and_cut_after_the_first_sentence():
     assert short_reason(EOFError()) == "EOFError"
     assert short_reason(ValueError("short\nsecond line")) == "short"
     assert len(short_reason(ValueError("x" * 1000))) <= 170
+
+
+def _score_and_pv(e, weights):
+    """``score cp ... pv ...`` of a tiny search with WeightsFile ``weights`` (the lines before
+    it are returned too, to check that none is an error)."""
+    e.send(f"setoption name WeightsFile value {weights}")
+    lines = e.sync(timeout=60)
+    e.send("position startpos moves e2e4")
+    e.send("go nodes 32")
+    lines += e.expect("bestmove", timeout=60)
+    info = [l.split() for l in lines if l.startswith("info depth")][-1]
+    return info[info.index("score"):info.index("score") + 3] + info[info.index("pv"):], lines
+
+
+@pytest.mark.parametrize("torch_blocked", [False, True])
+def test_an_onnx_network_file_without_the_suffix_plays_as_what_it_is(tmp_path, torch_blocked,
+                                                                        request):
+    """The shipped ``zero`` network copied to names without ``.onnx`` (none, and ``.pt``): the
+    engine reads it as the ONNX network it is (by content), with or without torch, and
+    searches exactly as with WeightsFile zero (and not as with the default network)."""
+    zero = SHIPPED_BOOK.parent / "zero.onnx"
+    copies = [tmp_path / "zero-network", tmp_path / "zero-network.pt"]
+    for copy in copies:
+        copy.write_bytes(zero.read_bytes())
+    env = request.getfixturevalue("no_torch_env") if torch_blocked else None
+    e = UciProcess(env=env)
+    try:
+        e.send("uci")
+        lines = e.expect("uciok", timeout=30)
+        expected, seen = _score_and_pv(e, "zero")
+        other, more = _score_and_pv(e, "default")
+        assert other != expected  # the two shipped networks tell apart in this search
+        lines += seen + more
+        for copy in copies:
+            found, seen = _score_and_pv(e, copy)
+            assert found == expected, (copy, seen)
+            lines += seen
+        assert not [l for l in lines if l.startswith("info string")], lines
+        _only_uci(lines)
+    finally:
+        e.close()

@@ -5,18 +5,23 @@ serves the ``torch-*`` runtimes, CUDA and ``.pt`` checkpoints.
 
 Its own module so that the ABI module (``zerochess.engine.evaluator``) never imports the
 network loader: ``api`` imports the torch backend, which imports the ABI, and only this
-module, at the top of that chain, knows all of them. Importing it costs no torch.
+module, at the top of that chain, knows all of them. Importing it costs no torch and no
+numpy: the UCI options (``uci/options.py``) read the runtimes from here while the engine
+answers ``uci``, before anything heavy is imported (issue 29's start-up targets).
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from zerochess.engine.evaluator import Evaluator, UniformEvaluator
 from zerochess.engine.extras import (TRAIN_EXTRA, MissingExtraError, cuda_possible,
                                      exporter_installed, onnxruntime_installed, require_torch)
 from zerochess.engine.shipped import SHIPPED_NETWORKS, shipped_network_path
+
+if TYPE_CHECKING:
+    from zerochess.engine.evaluator import Evaluator
 
 __all__ = ["make_evaluator", "load_network_spec", "network_path", "resolve_runtime", "is_onnx_file",
            "RUNTIMES", "RUNTIME_HELP", "ONNX_AUTO_MAX_BATCH"]
@@ -81,9 +86,27 @@ def resolve_runtime(runtime: str, device: str | None = "auto",
     return runtime, str(resolved)
 
 
+#: The first byte of an ONNX model: a protobuf ``ModelProto`` opens with its field 1,
+#: ``ir_version``, a varint (tag ``0x08``), as every exporter writes it. A torch checkpoint
+#: opens with ``PK`` (a zip) or, in the legacy format, ``0x80`` (a pickle).
+ONNX_FIRST_BYTE = b"\x08"
+
+
 def is_onnx_file(spec: str | None) -> bool:
-    """Whether a network spec names an ``.onnx`` network file (by its suffix)."""
-    return spec is not None and str(spec).lower().endswith(".onnx")
+    """Whether a network spec names an ONNX network file: by its ``.onnx`` suffix or, for any
+    other file, by its first byte (``ONNX_FIRST_BYTE``), so that a network file renamed
+    without the suffix still plays on ONNX Runtime instead of being read as a torch
+    checkpoint (which needs torch and would be refused as corrupt). A spec that is no file
+    (a shipped network's name, a missing path) is not one."""
+    if spec is None:
+        return False
+    if str(spec).lower().endswith(".onnx"):
+        return True
+    try:
+        with open(spec, "rb") as file:
+            return file.read(1) == ONNX_FIRST_BYTE
+    except OSError:  # missing, a directory, unreadable: the checkpoint loader says which
+        return False
 
 
 def network_path(spec: str | os.PathLike | None = None) -> Path:
@@ -116,8 +139,9 @@ def make_evaluator(
 
     ``"uniform"`` -> ``UniformEvaluator`` (no network, no runtime); ``None``/``"default"`` ->
     the network shipped in the package; ``"zero"`` -> the shipped network that learnt from
-    nothing but the rules; a path ending in ``.onnx`` -> that network file (``zerochess
-    export``'s); anything else is a ``.pt`` checkpoint path. ONNX Runtime plays the shipped
+    nothing but the rules; a path ending in ``.onnx``, or a file whose content is an ONNX
+    model (``is_onnx_file``) -> that network file (``zerochess export``'s); anything else is
+    a ``.pt`` checkpoint path. ONNX Runtime plays the shipped
     networks from their ``.onnx`` files (no torch); the torch runtimes load the ``.pt``
     ones. ``runtime`` is one of ``RUNTIMES`` (``resolve_runtime``; ``auto`` heeds
     ``max_batch``). Extra keyword arguments go to the evaluator (policy_temperature,
@@ -125,6 +149,8 @@ def make_evaluator(
     choose torch).
     """
     if spec == "uniform":
+        from zerochess.engine.evaluator import UniformEvaluator
+
         return UniformEvaluator(**{k: v for k, v in kwargs.items() if k == "max_batch"})
     spec = None if spec in (None, "default") else spec
     torch_only = {"precision", "compile"} & kwargs.keys()
@@ -134,14 +160,15 @@ def make_evaluator(
     runtime, device = (("torch", device) if torch_only
                        else resolve_runtime(runtime, device, kwargs.get("max_batch")))
     shipped = spec is None or spec in SHIPPED_NETWORKS
-    if runtime == "onnx-fp32" and (shipped or is_onnx_file(spec)):
+    onnx_file = not shipped and is_onnx_file(spec)
+    if runtime == "onnx-fp32" and (shipped or onnx_file):
         from zerochess.engine.onnx_evaluator import OnnxEvaluator
         from zerochess.engine.onnx_network import read_onnx_network
 
         path = shipped_network_path(spec or "default", ".onnx") if shipped else spec
         return OnnxEvaluator(read_onnx_network(path, threads), threads=threads, **kwargs)
-    if is_onnx_file(spec):
-        raise ValueError(f"an .onnx network runs on ONNX Runtime only, not with Backend {runtime}")
+    if onnx_file:
+        raise ValueError(f"an ONNX network file runs on ONNX Runtime only, not with Backend {runtime}")
     if runtime == "onnx-fp32" and asked == "auto" and not exporter_installed():
         runtime = "torch-fp32"  # a .pt without the exporter: torch runs it as it is
     network = load_network_spec(spec)

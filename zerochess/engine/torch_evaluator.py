@@ -11,15 +11,13 @@ import threading
 
 import numpy as np
 
+from zerochess.engine.defaults import DEFAULT_POLICY_TEMPERATURE
 from zerochess.engine.evaluator import empty_outputs, gather_index, legal_softmax
 
 logger = logging.getLogger(__name__)
 
 __all__ = ["TorchEvaluator", "PRECISIONS", "DEFAULT_POLICY_TEMPERATURE", "default_precision",
            "resolve_device", "tune_malloc", "native_bf16"]
-
-#: Softmax temperature of the priors unless one is given (UCI ``PolicyTemperature``'s default).
-DEFAULT_POLICY_TEMPERATURE = 1.0
 
 PRECISIONS = ("auto", "fp32", "bf16", "fp16", "int8")
 

@@ -62,7 +62,8 @@ def run_bench(evaluator, nodes: int, params: SearchParams | None = None, fens=BE
 @click.command()
 @click.option("--backend", default="uniform", show_default=True,
               help='"uniform" (no network), "default" (the shipped network), "zero" (the shipped '
-                   'network that learnt from the rules alone) or a checkpoint path.')
+                   'network that learnt from the rules alone), a .onnx network file, or (with '
+                   'the train extra) a .pt checkpoint.')
 @click.option("--nodes", default=20000, show_default=True, type=click.IntRange(1, None),
               help="Playouts per position.")
 @click.option("--minibatch", default=None, type=click.IntRange(1, None),

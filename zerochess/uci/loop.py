@@ -23,17 +23,22 @@ import os
 import sys
 import threading
 import time
-from typing import BinaryIO, Optional, TextIO
+from typing import TYPE_CHECKING, BinaryIO, Optional, TextIO
 
 from zerochess._version import __version__
-from zerochess.engine import Board
-from zerochess.search.timeman import GoParams, Stopper, allocate
-from zerochess.uci.commands import UciError, parse_go, parse_position, parse_setoption
 from zerochess.uci.format import bestmove_line, info_line
 from zerochess.uci.options import OPTIONS, OptionError, OptionValues
-from zerochess.uci.player import Player
+
+if TYPE_CHECKING:  # imported for real by UciLoop._load_engine (numpy, python-chess, Cython)
+    from zerochess.engine import Board
+    from zerochess.search.timeman import GoParams, Stopper, allocate
+    from zerochess.uci.commands import UciError, parse_go, parse_position, parse_setoption
+    from zerochess.uci.player import Player
 
 log = logging.getLogger("zerochess.uci")
+
+#: Answered before the engine is loaded: they need neither the board nor the player.
+_HANDSHAKE = ("uci", "debug", "register", "quit")
 
 
 class UciLoop:
@@ -41,8 +46,8 @@ class UciLoop:
         self._out = out
         self._write_lock = threading.Lock()
         self.options = OptionValues()
-        self.board = Board()
-        self.player = Player()
+        self.board: Optional[Board] = None    # both made by the first command after the
+        self.player: Optional[Player] = None  # handshake (_load_engine)
         self._job: Optional[_SearchJob] = None
 
     # -- output -------------------------------------------------------------------------
@@ -84,6 +89,10 @@ class UciLoop:
             shown = command if len(command) <= 40 else command[:40] + "..."
             self.error(f"unknown command {shown!r}")
             return True
+        if self.player is None:
+            if command in _HANDSHAKE:
+                return handler(self, args) is not False
+            self._load_engine()
         try:
             return handler(self, args) is not False
         except UciError as exc:
@@ -92,6 +101,22 @@ class UciLoop:
             log.exception("command %r failed", command)
             self.error(f"{command} failed: {exc}")
         return True
+
+    def _load_engine(self) -> None:
+        """Import the board, the command parsers, the time manager and the player, and make
+        the board and the player: on the first command after the handshake, so that ``uci``
+        is answered without numpy, python-chess or the Cython extensions (issue 29: ``uciok``
+        within 0.3 s of launch). The network, and ONNX Runtime with it, loads at ``isready``.
+        The names become this module's globals, as if imported at its top."""
+        global Board, GoParams, Stopper, allocate, UciError, parse_go, parse_position, \
+            parse_setoption, Player
+        from zerochess.engine import Board
+        from zerochess.search.timeman import GoParams, Stopper, allocate
+        from zerochess.uci.commands import UciError, parse_go, parse_position, parse_setoption
+        from zerochess.uci.player import Player
+
+        self.board = Board()
+        self.player = Player()
 
     # -- commands -----------------------------------------------------------------------
     def cmd_uci(self, args):

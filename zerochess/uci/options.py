@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from zerochess.engine.backends import RUNTIME_HELP, RUNTIMES
-from zerochess.engine.torch_evaluator import DEFAULT_POLICY_TEMPERATURE
+from zerochess.engine.defaults import DEFAULT_POLICY_TEMPERATURE
 from zerochess.search.params import SearchParams
 
 #: The engine's search: the library's defaults with a larger cache, because a GUI game
