@@ -120,6 +120,8 @@ class UciLoop:
             raise UciError(str(exc)) from None
         if option.name == "LogFile":
             _attach_log_file(self.options["LogFile"])
+        elif option.name == "Clear Hash" and self.player.search is not None:
+            self.player.search.new_game()   # the tree and the cache; options and RNGs stay
 
     def cmd_position(self, args):
         # Allowed while searching: the running search has its own copy of its position.
@@ -210,7 +212,7 @@ class _SearchJob:
     def _make_stopper(self) -> Stopper:
         opts = self.loop.options
         budget = None if self.params.ponder else allocate(
-            self.params, self.board.turn, opts["MoveOverhead"], len(self.board),
+            self.params, self.board.turn, opts["Move Overhead"], len(self.board),
             slow_mover=opts["SlowMover"] / 100.0)
         return Stopper(self.params, budget, fixed_nodes=opts["Nodes"],
                        adaptive=opts["TimeManager"] == "adaptive")

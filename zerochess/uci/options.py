@@ -49,6 +49,10 @@ class Option:
     """What the value sets: "search.<SearchParams field>", "evaluator.<attribute>",
     "network.<make_evaluator argument>" (a change reloads the network), or "" for an option
     the UCI layer itself reads (files, clock, book, output)."""
+    aliases: tuple[str, ...] = ()
+    """Other names ``setoption`` accepts for the same setting (never advertised: a GUI that
+    sends every option it was shown would otherwise send the default of one name after the
+    user's value of the other)."""
 
     def uci_line(self) -> str:
         """The ``option name ...`` declaration a GUI reads."""
@@ -114,6 +118,8 @@ DEFAULT = "<default>"   # WeightsFile / BookFile value meaning "the file shipped
 OPTIONS: tuple[Option, ...] = (
     search_option("Hash", "hash_mb", "Transposition table (network-evaluation cache) size in MB.",
                   1, 65536),
+    Option("Clear Hash", "button", False, "Forget the search tree and the cached network "
+           "evaluations now (as ucinewgame does; the options stay)."),
     search_option("Threads", "threads", "Minibatches at the network at once, each run on its "
                   "own CPU thread (as Stockfish's and Leela's search threads): N keeps N cores "
                   "busy. 1 searches deterministically on one core, what a GUI that plays "
@@ -129,8 +135,9 @@ OPTIONS: tuple[Option, ...] = (
            choices=("auto", "cpu", "cuda"), sets="network.device"),
     Option("Backend", "combo", RUNTIMES[0], RUNTIME_HELP, choices=RUNTIMES,
            sets="network.runtime"),
-    Option("MoveOverhead", "spin", 100, "Milliseconds kept back per move for the GUI and "
-           "pipes (raise it if the engine ever loses on time).", 0, 10000),
+    Option("Move Overhead", "spin", 100, "Milliseconds kept back per move for the GUI and "
+           "pipes (raise it if the engine ever loses on time). Stockfish's name; the older "
+           "MoveOverhead is accepted too.", 0, 10000, aliases=("MoveOverhead",)),
     Option("SlowMover", "spin", 100, "Percent of the planned time per move the engine "
            "spends (more: deeper early moves, less left for later; the caps that keep a "
            "move from flagging hold at any value).", 10, 1000),
@@ -138,7 +145,7 @@ OPTIONS: tuple[Option, ...] = (
            "time for an unstable best move; adaptive: also more when the value falls, less "
            "when the best move holds most visits, none once the root is proven (not yet "
            "decided by a match).", choices=("classic", "adaptive")),
-    search_option("MultiPV", "multipv", "Number of principal variations reported.", 1, 64),
+    search_option("MultiPV", "multipv", "Number of principal variations reported.", 1, 500),
     Option("Ponder", "check", False, "Think on the opponent's time (the GUI decides when)."),
     Option("UCI_ShowWDL", "check", False, "Add 'wdl W D L' (per mille) to info lines. Off by "
            "default because some GUIs reject the token."),
@@ -161,7 +168,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("LogFile", "string", "", "Write diagnostics to this file (they always go to stderr)."),
 )
 
-BY_NAME: dict[str, Option] = {o.name.lower(): o for o in OPTIONS}
+BY_NAME: dict[str, Option] = {name.lower(): o for o in OPTIONS for name in (o.name, *o.aliases)}
 
 
 @dataclass
