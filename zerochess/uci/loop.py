@@ -27,9 +27,10 @@ from typing import BinaryIO, Optional, TextIO
 
 from zerochess._version import __version__
 from zerochess.engine import Board
+from zerochess.search.results import SearchResult
 from zerochess.search.timeman import GoParams, Stopper, allocate
 from zerochess.uci.commands import UciError, parse_go, parse_position, parse_setoption
-from zerochess.uci.format import bestmove_line, info_line
+from zerochess.uci.format import bestmove_line, info_line, verbose_move_stats_lines
 from zerochess.uci.options import OPTIONS, OptionError, OptionValues
 from zerochess.uci.player import Player
 
@@ -222,10 +223,19 @@ class _SearchJob:
         try:
             loop.player.start(
                 self.board, self.params, self._stopper, loop.options,
-                on_info=lambda info: loop.send(info_line(info, loop.options["UCI_ShowWDL"])),
+                on_info=self._info,
                 on_done=self._done, on_error=self._failed, started=self._clock_start)
         except Exception as exc:
             self._failed(exc)
+
+    def _info(self, info) -> None:
+        """An info report; with ``LogLiveStats`` every report, with ``VerboseMoveStats`` the
+        final one (the result, sent before bestmove) also carries the per-move lines."""
+        opts = self.loop.options
+        text = info_line(info, opts["UCI_ShowWDL"])
+        if opts["LogLiveStats"] or (opts["VerboseMoveStats"] and isinstance(info, SearchResult)):
+            text = "\n".join([text, *verbose_move_stats_lines(info.moves, info.root)])
+        self.loop.send(text)
 
     def stop(self):
         self.loop.player.stop()

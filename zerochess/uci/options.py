@@ -22,6 +22,7 @@ from typing import Any
 from zerochess.engine.backends import RUNTIME_HELP, RUNTIMES
 from zerochess.engine.torch_evaluator import DEFAULT_POLICY_TEMPERATURE
 from zerochess.search.params import SearchParams
+from zerochess.uci.strength import STRENGTH_ELO_MAX, STRENGTH_ELO_MIN
 
 #: The engine's search: the library's defaults with a larger cache, because a GUI game
 #: keeps one tree and its cache for many moves (bench and self-play trees keep 16 MB), and
@@ -149,6 +150,11 @@ OPTIONS: tuple[Option, ...] = (
     Option("Ponder", "check", False, "Think on the opponent's time (the GUI decides when)."),
     Option("UCI_ShowWDL", "check", False, "Add 'wdl W D L' (per mille) to info lines. Off by "
            "default because some GUIs reject the token."),
+    Option("VerboseMoveStats", "check", False, "Before bestmove, one 'info string' line per "
+           "root move with its visits, prior, values and exploration terms, in Leela Chess "
+           "Zero's format (Nibbler and BanksiaGUI show them as a table; docs/uci.md)."),
+    Option("LogLiveStats", "check", False, "The VerboseMoveStats lines with every info "
+           "update, not only before bestmove."),
     Option("OwnBook", "check", False, "Play from the Polyglot opening book while it has moves."),
     Option("BookFile", "string", DEFAULT, "Polyglot .bin for OwnBook; <default> is the book "
            "shipped with zerochess."),
@@ -156,6 +162,13 @@ OPTIONS: tuple[Option, ...] = (
            "reproducible matches.", 0, 1_000_000_000),
     Option("Temperature", "float", 0.0, "Choose the move by visit counts with this temperature "
            "instead of the most visited (variety in matches); 0 = best move.", 0.0, 10.0),
+    Option("UCI_LimitStrength", "check", False, "Play at the strength UCI_Elo asks for: "
+           "fewer nodes and a choice among the moves the search liked, never a move the "
+           "search saw lose clearly or one that allows mate in one (docs/strength-limit.md)."),
+    Option("UCI_Elo", "spin", STRENGTH_ELO_MAX, "The strength UCI_LimitStrength plays at, on "
+           "Stockfish 15.1's UCI_Elo scale (calibrated by matches against it; below 1350, "
+           "Stockfish's lowest, extrapolated). The top is full strength.",
+           STRENGTH_ELO_MIN, STRENGTH_ELO_MAX),
     search_option("CPuct", "cpuct_init", "Exploration constant c_init in c(N) = c_init + "
                   "c_factor * ln((N + c_base) / c_base).", 0.0, 100.0),
     search_option("CPuctFactor", "cpuct_factor", "Exploration growth c_factor.", 0.0, 100.0),

@@ -1,0 +1,113 @@
+"""``UCI_LimitStrength`` / ``UCI_Elo``: weaker play that still looks like chess.
+
+People who ask an engine to play weaker want a game they can win, not an engine that
+plays well and then drops its queen. So the engine weakens the way a weaker player is
+weaker, and never by a random move:
+
+* it searches fewer nodes (``nodes``: from 2 at the bottom to a few hundred near the top),
+  so it sees less;
+* it then draws its move among the moves the search liked, by a preference that blends
+  the root visits with the network's prior (the prior counts as ``PRIOR_VISITS`` visits, so
+  a search of 2 nodes chooses by policy, one of hundreds by visits), at a temperature
+  (``temperature``) that falls as the level rises;
+* a move is a candidate only if its preference is at least ``share`` of the best move's,
+  and, when the search visited it, its value is at most ``max_drop`` below the best
+  move's (a move the search saw lose clearly is never played);
+* never a move after which the opponent mates in one (checked on the board, whether or
+  not the small search saw it), never a move the solver proved lost, and a mate the search
+  proved is always played.
+
+Levels: a skill in Elo-like units sets the knobs (``Strength.at``); ``UCI_Elo`` maps to a
+skill through ``CALIBRATION``, the ratings measured by matches against Stockfish 15.1's own
+``UCI_Elo`` levels (docs/strength-limit.md has the table and the commands). ``UCI_Elo``
+``STRENGTH_ELO_MAX`` is full strength: no limit at all.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+STRENGTH_ELO_MIN = 1000
+STRENGTH_ELO_MAX = 1800
+PRIOR_VISITS = 8.0
+
+#: (skill, measured Elo on Stockfish 15.1's UCI_Elo scale), ascending; between two points
+#: UCI_Elo maps to skill linearly, outside them along the nearest segment (extrapolation).
+#: Provisional identity until the calibration matches (docs/strength-limit.md).
+CALIBRATION: tuple[tuple[float, float], ...] = ((1000.0, 1000.0), (1800.0, 1800.0))
+
+
+def skill_for_elo(elo: float) -> float:
+    """The skill whose measured strength is ``elo``, by the calibration points."""
+    points = CALIBRATION
+    for (s0, e0), (s1, e1) in zip(points, points[1:]):
+        if elo <= e1 or (s1, e1) == points[-1]:
+            return s0 + (elo - e0) * (s1 - s0) / (e1 - e0)
+    return points[-1][0]
+
+
+@dataclass(frozen=True)
+class Strength:
+    """The knobs of one level (the module docstring says what each does)."""
+    skill: float
+    nodes: int
+    temperature: float
+    share: float
+    max_drop: float
+
+    @classmethod
+    def at(cls, skill: float) -> "Strength":
+        """The knobs at ``skill`` (1000: the weakest, 1800: just below full strength):
+        nodes double every 100 points; temperature, share and the allowed value drop
+        move linearly between their ends."""
+        x = min(1.0, max(0.0, (skill - 1000.0) / 800.0))
+        return cls(skill=skill, nodes=max(1, int(round(2 ** (1 + 8 * x)))),
+                   temperature=1.0 - 0.7 * x, share=0.05 + 0.25 * x, max_drop=0.35 - 0.25 * x)
+
+    @classmethod
+    def for_options(cls, options) -> Optional["Strength"]:
+        """The level the UCI options ask for, or None for full strength."""
+        if not options["UCI_LimitStrength"] or options["UCI_Elo"] >= STRENGTH_ELO_MAX:
+            return None
+        return cls.at(skill_for_elo(options["UCI_Elo"]))
+
+    def choose(self, result, board, rng: np.random.Generator) -> tuple[Optional[str], Optional[str]]:
+        """(move, ponder move) for a finished search of ``board`` (``result.moves`` holds
+        the root statistics); the search's own choice when nothing else qualifies."""
+        best, ponder = result.best_move, result.ponder_move
+        stats = {m.move: m for m in result.moves}
+        if best is None or best not in stats or stats[best].proven == 1:
+            return best, ponder          # nothing to choose from, or a proven win: play it
+        top = stats[best]
+        children = sum(m.visits for m in result.moves)
+        pref = {m.move: (m.visits + PRIOR_VISITS * m.prior) / (children + PRIOR_VISITS)
+                for m in result.moves}
+        floor = self.share * max(pref.values())
+        candidates = [m for m in result.moves
+                      if pref[m.move] >= floor and m.proven != 3
+                      and (m.move == best or m.wl is None or top.wl is None
+                           or m.wl >= top.wl - self.max_drop)]
+        candidates = [m for m in candidates if not allows_mate_in_one(board, m.move)]
+        if not candidates:
+            return best, ponder
+        weights = np.array([pref[m.move] for m in candidates], dtype=np.float64)
+        weights = np.power(weights / weights.max(), 1.0 / self.temperature)
+        chosen = candidates[int(rng.choice(len(candidates), p=weights / weights.sum()))].move
+        return chosen, (ponder if chosen == best else None)
+
+
+def allows_mate_in_one(board, move: str) -> bool:
+    """Whether the opponent has a checkmating reply after ``move`` on ``board``."""
+    after = board.copy()
+    after.push_uci(move)
+    for reply in after.legal_moves():
+        after.push_uci(reply)
+        mate = after.is_checkmate()
+        after.pop()
+        if mate:
+            return True
+    return False
