@@ -46,7 +46,7 @@ def test_bad_values_are_refused_with_the_reason():
 
 def test_levels_search_less_and_choose_more_freely_the_lower_they_are():
     levels = [Strength.at(s) for s in range(1000, 1801, 100)]
-    assert [l.nodes for l in levels[:3]] == [2, 4, 8]
+    assert levels[0].nodes == 8 and levels[-2].nodes < 256
     assert all(a.nodes < b.nodes and a.temperature > b.temperature and a.share < b.share
                and a.max_drop > b.max_drop for a, b in zip(levels, levels[1:]))
     values = OptionValues()
@@ -126,5 +126,6 @@ def test_the_lowest_level_never_allows_a_mate_in_one():
     result = search.search(Board(BACK_RANK), nodes=level.nodes)
     rng = np.random.default_rng(0)
     chosen = [level.choose(result, Board(BACK_RANK), rng)[0] for _ in range(200)]
-    assert len(set(chosen)) >= 5                            # it does choose freely...
-    assert not set(chosen) & losing                         # ...but never those
+    assert len(set(chosen)) >= 4                            # it does choose freely...
+    assert not set(chosen) & losing                         # ...but never those,
+    assert set(chosen) <= {m.move for m in result.moves if m.visits}   # nor an unsearched one

@@ -4,15 +4,16 @@ People who ask an engine to play weaker want a game they can win, not an engine 
 plays well and then drops its queen. So the engine weakens the way a weaker player is
 weaker, and never by a random move:
 
-* it searches fewer nodes (``nodes``: from 2 at the bottom to a few hundred near the top),
-  so it sees less;
-* it then draws its move among the moves the search liked, by a preference that blends
+* it searches fewer nodes (``nodes``: from 8 at the bottom to a few hundred near the top),
+  so it sees less deep;
+* it then draws its move among the moves the search visited, by a preference that blends
   the root visits with the network's prior (the prior counts as ``PRIOR_VISITS`` visits, so
-  a search of 2 nodes chooses by policy, one of hundreds by visits), at a temperature
-  (``temperature``) that falls as the level rises;
-* a move is a candidate only if its preference is at least ``share`` of the best move's,
-  and, when the search visited it, its value is at most ``max_drop`` below the best
-  move's (a move the search saw lose clearly is never played);
+  a search of 8 nodes chooses mostly by policy, one of hundreds by visits), at a
+  temperature (``temperature``) that falls as the level rises;
+* a move is a candidate only if the search visited it (so its value is known: the
+  network's view of the position after it, at least), its preference is at least ``share``
+  of the best's, and its value is at most ``max_drop`` below the best move's: a move the
+  search saw lose material or the game is never played, only one it judged a little worse;
 * never a move after which the opponent mates in one (checked on the board, whether or
   not the small search saw it), never a move the solver proved lost, and a mate the search
   proved is always played.
@@ -62,11 +63,11 @@ class Strength:
     @classmethod
     def at(cls, skill: float) -> "Strength":
         """The knobs at ``skill`` (1000: the weakest, 1800: just below full strength):
-        nodes double every 100 points; temperature, share and the allowed value drop
-        move linearly between their ends."""
+        nodes double every 160 points (8 to 256); temperature, share and the allowed value
+        drop move linearly between their ends."""
         x = min(1.0, max(0.0, (skill - 1000.0) / 800.0))
-        return cls(skill=skill, nodes=max(1, int(round(2 ** (1 + 8 * x)))),
-                   temperature=1.0 - 0.7 * x, share=0.05 + 0.25 * x, max_drop=0.35 - 0.25 * x)
+        return cls(skill=skill, nodes=int(round(2 ** (3 + 5 * x))),
+                   temperature=1.0 - 0.7 * x, share=0.05 + 0.25 * x, max_drop=0.25 - 0.17 * x)
 
     @classmethod
     def for_options(cls, options) -> Optional["Strength"]:
@@ -88,9 +89,8 @@ class Strength:
                 for m in result.moves}
         floor = self.share * max(pref.values())
         candidates = [m for m in result.moves
-                      if pref[m.move] >= floor and m.proven != 3
-                      and (m.move == best or m.wl is None or top.wl is None
-                           or m.wl >= top.wl - self.max_drop)]
+                      if m.visits > 0 and pref[m.move] >= floor and m.proven != 3
+                      and (m.move == best or top.wl is None or m.wl >= top.wl - self.max_drop)]
         candidates = [m for m in candidates if not allows_mate_in_one(board, m.move)]
         if not candidates:
             return best, ponder
