@@ -14,7 +14,7 @@ from zerochess.search.params import SearchParams
 from zerochess.search.search import Search
 from zerochess.uci.loop import UciLoop
 from zerochess.uci.options import OPTIONS, OptionValues
-from zerochess.uci.strength import (STRENGTH_ELO_MAX, STRENGTH_ELO_MIN, Strength,
+from zerochess.uci.strength import (CALIBRATION, STRENGTH_ELO_MAX, STRENGTH_ELO_MIN, Strength,
                                     allows_mate_in_one, skill_for_elo)
 
 BOOK = Path(__file__).resolve().parent.parent / "books" / "balanced_2moves.epd"
@@ -54,8 +54,17 @@ def test_levels_search_less_and_choose_more_freely_the_lower_they_are():
     values.set("UCI_LimitStrength", "true")
     assert Strength.for_options(values) is None            # the top is full strength
     values.set("UCI_Elo", str(STRENGTH_ELO_MIN))
-    assert Strength.for_options(values).nodes <= Strength.at(1100).nodes
-    assert skill_for_elo(1500) < skill_for_elo(1600)
+    lowest = Strength.for_options(values)
+    values.set("UCI_Elo", str(STRENGTH_ELO_MAX - 1))
+    highest = Strength.for_options(values)
+    assert lowest.nodes < highest.nodes and lowest.temperature > highest.temperature
+
+
+def test_uci_elo_maps_through_the_measured_points():
+    for skill, elo in CALIBRATION:                   # a measured rating asks for its skill
+        assert skill_for_elo(elo) == pytest.approx(skill)
+    skills = [skill_for_elo(e) for e in range(STRENGTH_ELO_MIN, STRENGTH_ELO_MAX + 1, 25)]
+    assert all(a < b for a, b in zip(skills, skills[1:]))
 
 
 def play(elo, go="go nodes 200"):
