@@ -71,8 +71,9 @@ def verbose_move_stats_lines(moves: list[MoveStats], root: Optional[NodeStats]) 
 
     Moves go in Lc0's order, ascending by (N, S), so the move the search likes best comes
     last, just above the ``node`` line (Nibbler ranks the lines by that order). ``M`` (moves
-    left) is left out: our networks have no moves-left head. Visits in flight are always 0:
-    the report is made between batches."""
+    left) is left out: our networks have no moves-left head. ``(+ 0)``: visits in flight are
+    not counted (the report is made between batches; with Threads > 1 other threads' batches
+    may be at the network, and N counts completed visits only)."""
     if root is None:
         return []
     lines = []

@@ -37,13 +37,14 @@ STRENGTH_ELO_MAX = 1800
 PRIOR_VISITS = 8.0
 
 #: (skill, measured Elo on Stockfish 15.1's UCI_Elo scale), ascending; between two points
-#: UCI_Elo maps to skill linearly. Measured at 5+0.05 with the skill set directly (40 games
-#: each, docs/strength-limit.md): skill 1300 scored -359 +- 201 against UCI_Elo 1350,
-#: skill 1500 -158 +- 118 against 1500; skill 1000 lost 0/1/39 to skill 1300 (-759, the
-#: error bar unbounded: a rough anchor only, below UCI_Elo's minimum). The top is full
+#: UCI_Elo maps to skill linearly. Measured at 5+0.05, 40 games each (docs/strength-limit.md):
+#: skill 1300 scored -359 +- 201 against Stockfish's UCI_Elo 1350 (991); skill 1500 -158 +-
+#: 118 against 1500 (1342) and, as UCI_Elo 1350 of a first mapping (skill 1505), -319 +-
+#: 183 against 1350 (1031): pooled, 1251 +- 99. Skill 1000 lost 0/1/39 to skill 1300 (-759,
+#: the error bar unbounded: a rough anchor below UCI_Elo's minimum). The top is full
 #: strength, 1800 at 10+0.1 (the README's 200 games against UCI_Elo 1800).
 CALIBRATION: tuple[tuple[float, float], ...] = (
-    (1000.0, 232.0), (1300.0, 991.0), (1500.0, 1342.0), (1800.0, 1800.0))
+    (1000.0, 232.0), (1300.0, 991.0), (1500.0, 1251.0), (1800.0, 1800.0))
 
 
 def skill_for_elo(elo: float) -> float:
