@@ -4,11 +4,11 @@ People who ask an engine to play weaker want a game they can win, not an engine 
 plays well and then drops its queen. So the engine weakens the way a weaker player is
 weaker, and never by a random move:
 
-* it searches fewer nodes (``nodes``: from 8 at the bottom to a few hundred near the top),
-  so it sees less deep;
+* it searches fewer nodes (``nodes``: about 30 at UCI_Elo's minimum, 255 just below the
+  top), so it sees less deep;
 * it then draws its move among the moves the search visited, by a preference that blends
   the root visits with the network's prior (the prior counts as ``PRIOR_VISITS`` visits, so
-  a search of 8 nodes chooses mostly by policy, one of hundreds by visits), at a
+  a search of 30 nodes leans on the policy, one of hundreds on the visits), at a
   temperature (``temperature``) that falls as the level rises;
 * a move is a candidate only if the search visited it (so its value is known: the
   network's view of the position after it, at least), its preference is at least ``share``
