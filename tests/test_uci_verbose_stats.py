@@ -144,3 +144,16 @@ def test_reading_the_cache_for_a_report_leaves_its_replacement_order_alone():
     tt.store(boards[4], np.full(20, 0.05, np.float32), np.zeros(3, np.float32))
     assert tt.lookup(boards[0]) is None
     assert all(tt.lookup(boards[i]) is not None for i in (1, 2, 3, 4))
+
+
+def test_a_proven_move_shows_its_exact_value_as_the_selection_uses_it():
+    from zerochess.engine.evaluator import UniformEvaluator
+    from zerochess.search.search import search
+    scholar = "r1bqkbnr/pppp1ppp/2n5/4p3/2B1P3/5Q2/PPPP1PPP/RNB1K1NR w KQkq - 4 4"
+    result = search(Board(scholar), nodes=2, evaluator=UniformEvaluator())
+    mate = next(m for m in result.moves if m.move == "f3f7")
+    assert mate.proven == 1 and mate.q == 1.0 and mate.s == pytest.approx(1.0 + mate.u)
+    line = next(l for l in verbose_move_stats_lines(result.moves, result.root) if " f3f7 " in l)
+    assert "(Q:  1.00000)" in line and line.endswith("(T)")
+    others = [m for m in result.moves if not m.proven and not m.visits]
+    assert others and all(m.q < 1.0 for m in others)     # unproven, unvisited: the FPU value

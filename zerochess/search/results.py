@@ -72,14 +72,15 @@ class MoveStats:
     ``VerboseMoveStats``), all from the root's side to move.
 
     Selection takes the move with the largest ``s = q + u`` next (module ``mcts``), so a
-    move's ``q`` is the first-play-urgency value when it has no visit yet."""
+    move's ``q`` is the exact value of a proven move (visited or not), else its mean, or the
+    first-play-urgency value when it has no visit yet."""
     move: str
     index: int               # policy index of the move
     visits: int              # N: visits of the move's subtree
     prior: float             # P: the network's prior (with root noise, if any)
     wl: Optional[float]      # mean win - loss of the subtree; None before its first visit
     d: Optional[float]       # mean draw probability; None before its first visit
-    q: float                 # wl, or the FPU value for an unvisited move
+    q: float                 # exact if proven, else wl, or the FPU value for an unvisited move
     u: float                 # exploration bonus the next selection at the root would add
     v: Optional[float]       # the network's value of the position after the move (from the
                              # cache; exact for a game-over position); None if not cached
@@ -188,9 +189,6 @@ def _line(tree, edges, i: int) -> PVLine:
                   mate=mate, mate_plies=mate_plies, pv=tree.pv(i))
 
 
-PROVEN_VALUE = {1: 1.0, 2: 0.0, 3: -1.0}   # proven win / draw / loss, the root's side
-
-
 def _cached_value(tt, board) -> Optional[float]:
     """win - loss of the network's cached answer for ``board``'s side to move, or None;
     reads without touching the cache's replacement order."""
@@ -224,10 +222,11 @@ def root_move_stats(tree, tt, edges=None) -> tuple[list[MoveStats], Optional[Nod
         child = board.copy()
         child.push_uci(move)
         v = _cached_value(tt, child)
-        v = -v if v is not None else PROVEN_VALUE.get(proven)   # the child's mover = root's side
+        v = -v if v is not None else PROVEN_Q.get(proven)   # the child's mover = root's side
+        q = PROVEN_Q[proven] if proven in PROVEN_Q else (wl if n else fpu)   # as _select
         moves.append(MoveStats(
             move=move, index=int(edges["index"][i]), visits=n, prior=float(edges["prior"][i]),
-            wl=wl, d=float(edges["d"][i]) if n else None, q=wl if n else fpu,
+            wl=wl, d=float(edges["d"][i]) if n else None, q=q,
             u=u_scale * float(edges["prior"][i]) / (1 + n), v=v, proven=proven))
     node = NodeStats(visits=root_visits, n_moves=n_moves, visited_policy=visited_policy,
                      wl=parent_q if root is not None else None,
