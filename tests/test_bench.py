@@ -13,13 +13,32 @@ BENCH_SIGNATURE = "c04f494d9b30"        # zerochess bench --nodes 5000 (uniform 
 LINE = re.compile(r"^nodes (\d+) evals (\d+) time ([\d.]+) nps (\d+)$")
 
 
-def run(*args):
+def bench_output(*args) -> list[str]:
     result = CliRunner().invoke(main, ["bench", *args])
     assert result.exit_code == 0, result.output
-    stats, signature = result.output.strip().splitlines()
+    return result.output.strip().splitlines()
+
+
+def run(*args):
+    stats, signature = bench_output(*args)[:2]
     match = LINE.match(stats)
     assert match, stats
     return int(match.group(1)), int(match.group(2)), signature.split()[1]
+
+
+def openbench_parse(lines: list[str]) -> tuple[int | None, int | None]:
+    """(bench, nps) read as OpenBench's client reads a bench (Client/bench.py,
+    parse_stream_output): lines from the last up, punctuation turned into spaces, the first
+    match of each pattern kept."""
+    nps = bench = None
+    for line in reversed(lines):
+        line = re.sub(r"[^a-zA-Z0-9 ]+", " ", line)
+        found_nps = re.search(r"(\d+\s+nps)|(nps\s+\d+)|(nodes second\s+\d+)", line, re.I)
+        found_bench = re.search(r"(\d+\s+nodes)|(nodes\s+\d+)|(nodes searched\s+\d+)", line, re.I)
+        nps = nps or (found_nps and found_nps.group())
+        bench = bench or (found_bench and found_bench.group())
+    as_int = lambda text: int(re.search(r"\d+", text).group()) if text else None
+    return as_int(bench), as_int(nps)
 
 
 def test_bench_signature_is_deterministic_and_unchanged():
@@ -32,3 +51,15 @@ def test_bench_signature_is_deterministic_and_unchanged():
 
 def test_bench_signature_depends_on_the_search():
     assert run("--nodes", "5000", "--minibatch", "8")[2] != BENCH_SIGNATURE
+
+
+def test_bench_ends_with_stockfishs_lines_and_openbench_reads_the_node_total():
+    first, second = bench_output("--nodes", "300"), bench_output("--nodes", "300")
+    total = run("--nodes", "300")[0]
+    assert first[-4] == "=" * 27
+    assert first[-2] == second[-2] == f"Nodes searched  : {total}"
+    assert re.fullmatch(r"Nodes/second    : \d+", first[-1])
+    assert re.fullmatch(r"Total time \(ms\) : \d+", first[-3])
+    bench, nps = openbench_parse(first)
+    assert bench == total == openbench_parse(second)[0]
+    assert nps == int(first[-1].split(":")[1])

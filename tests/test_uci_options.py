@@ -19,7 +19,9 @@ README = Path(__file__).resolve().parent.parent / "README.md"
 def documented_row(option) -> list[str]:
     """The README row an option's declaration calls for: name, type, default, range, help."""
     kind = "string (number)" if option.kind == "float" else option.kind
-    if option.kind == "check":
+    if option.kind == "button":
+        default = ""   # a button has no value
+    elif option.kind == "check":
         default = "true" if option.default else "false"
     elif option.kind == "string" and option.default == "":
         default = "(empty)"
@@ -33,7 +35,7 @@ def documented_row(option) -> list[str]:
         values = f"{format_float(option.min)} .. {format_float(option.max)}"
     else:
         values = ""
-    return [f"`{option.name}`", kind, f"`{default}`", values, option.help]
+    return [f"`{option.name}`", kind, f"`{default}`" if default else "", values, option.help]
 
 
 def readme_rows() -> list[list[str]]:

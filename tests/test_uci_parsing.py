@@ -21,7 +21,7 @@ def test_every_option_is_declared_once_and_advertised_in_a_form_guis_parse():
 
 
 def test_required_options_exist():
-    required = {"Hash", "Threads", "MinibatchSize", "WeightsFile", "Device", "MoveOverhead",
+    required = {"Hash", "Threads", "MinibatchSize", "WeightsFile", "Device", "Move Overhead",
                 "MultiPV", "Ponder", "UCI_ShowWDL", "OwnBook", "BookFile", "Nodes", "Temperature",
                 "CPuct"}
     assert required <= {o.name for o in OPTIONS}

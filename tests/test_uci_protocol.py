@@ -29,7 +29,7 @@ def test_uci_handshake_lists_every_option_and_comes_within_5s():
         assert lines[0].startswith("id name zerochess ")
         assert any(l.startswith("id author ") for l in lines)
         names = {l.split(" type ")[0][len("option name "):] for l in lines if l.startswith("option name ")}
-        assert {"Hash", "Threads", "MinibatchSize", "WeightsFile", "Device", "MoveOverhead", "MultiPV",
+        assert {"Hash", "Threads", "MinibatchSize", "WeightsFile", "Device", "Move Overhead", "MultiPV",
                 "Ponder", "UCI_ShowWDL", "OwnBook", "BookFile", "Nodes", "Temperature"} <= names
         assert "option name UCI_ShowWDL type check default false" in lines
     finally:

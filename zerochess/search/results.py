@@ -26,8 +26,8 @@ from typing import Callable, Optional
 
 import numpy as np
 
-__all__ = ["PVLine", "SearchInfo", "SearchResult", "SearchLimits", "SearchProgress",
-           "q_to_cp", "build_info", "build_result"]
+__all__ = ["PVLine", "MoveStats", "NodeStats", "SearchInfo", "SearchResult", "SearchLimits",
+           "SearchProgress", "q_to_cp", "build_info", "build_result", "root_move_stats"]
 
 CP_SCALE = 90.0
 CP_STRETCH = 1.5637541897
@@ -67,6 +67,43 @@ class PVLine:
 
 
 @dataclass
+class MoveStats:
+    """One root move with the numbers the selection works with (Leela Chess Zero's
+    ``VerboseMoveStats``), all from the root's side to move.
+
+    Selection takes the move with the largest ``s = q + u`` next (module ``mcts``), so a
+    move's ``q`` is the exact value of a proven move (visited or not), else its mean, or the
+    first-play-urgency value when it has no visit yet."""
+    move: str
+    index: int               # policy index of the move
+    visits: int              # N: visits of the move's subtree
+    prior: float             # P: the network's prior (with root noise, if any)
+    wl: Optional[float]      # mean win - loss of the subtree; None before its first visit
+    d: Optional[float]       # mean draw probability; None before its first visit
+    q: float                 # exact if proven, else wl, or the FPU value for an unvisited move
+    u: float                 # exploration bonus the next selection at the root would add
+    v: Optional[float]       # the network's value of the position after the move (from the
+                             # cache; exact for a game-over position); None if not cached
+    proven: int              # 0 none, 1 win, 2 draw, 3 loss (solver; the root's side)
+
+    @property
+    def s(self) -> float:
+        return self.q + self.u
+
+
+@dataclass
+class NodeStats:
+    """The root itself, as the ``node`` line of ``VerboseMoveStats`` shows it: its visits are
+    1 (its own first visit, the evaluation that expanded it) + the sum of its moves' visits."""
+    visits: int
+    n_moves: int
+    visited_policy: float    # sum of the priors of the moves with a visit
+    wl: Optional[float]
+    d: Optional[float]
+    v: Optional[float]       # the network's value of the root position (from the cache)
+
+
+@dataclass
 class SearchInfo:
     """A progress report (``on_info``): counters and the best lines so far."""
     nodes: int
@@ -77,6 +114,8 @@ class SearchInfo:
     seldepth: int            # deepest leaf
     time: float              # seconds since the search started
     lines: list[PVLine]      # best first; len == multipv (fewer if fewer legal moves)
+    moves: list[MoveStats] = field(default_factory=list)   # every root move, generation order
+    root: Optional[NodeStats] = None
 
     @property
     def nps(self) -> float:
@@ -150,16 +189,62 @@ def _line(tree, edges, i: int) -> PVLine:
                   mate=mate, mate_plies=mate_plies, pv=tree.pv(i))
 
 
+def _cached_value(tt, board) -> Optional[float]:
+    """win - loss of the network's cached answer for ``board``'s side to move, or None;
+    reads without touching the cache's replacement order."""
+    found = tt.lookup(board, touch=False) if tt is not None else None
+    if found is None:
+        return None
+    wdl = found[1]
+    return float(wdl[2] - wdl[0])
+
+
+def root_move_stats(tree, tt, edges=None) -> tuple[list[MoveStats], Optional[NodeStats]]:
+    """Every root move's statistics and the root's, as the next selection at the root sees
+    them (search paused): c(N) and the FPU as in ``mcts._select``, with no simulation in
+    flight, where the sum of the moves' visits is the root's visits minus its own first."""
+    edges = tree.root_edges() if edges is None else edges
+    n_moves = len(edges["moves"])
+    if n_moves == 0:
+        return [], None
+    params, board = tree.params, tree.root_board
+    visits = edges["visits"]
+    root = tree.root_wdl()
+    root_visits = tree.stats()["root_visits"]
+    visited_policy = float(edges["prior"][visits > 0].sum())
+    parent_q = root[0] if root is not None else 0.0
+    fpu = parent_q - params.root_fpu_reduction * math.sqrt(visited_policy)
+    u_scale = params.cpuct(root_visits) * math.sqrt(max(int(visits.sum()), 1))
+    moves = []
+    for i, move in enumerate(edges["moves"]):
+        n, proven = int(visits[i]), int(edges["proven"][i])
+        wl = float(edges["q"][i]) if n else None
+        child = board.copy()
+        child.push_uci(move)
+        v = _cached_value(tt, child)
+        v = -v if v is not None else PROVEN_Q.get(proven)   # the child's mover = root's side
+        q = PROVEN_Q[proven] if proven in PROVEN_Q else (wl if n else fpu)   # as _select
+        moves.append(MoveStats(
+            move=move, index=int(edges["index"][i]), visits=n, prior=float(edges["prior"][i]),
+            wl=wl, d=float(edges["d"][i]) if n else None, q=q,
+            u=u_scale * float(edges["prior"][i]) / (1 + n), v=v, proven=proven))
+    node = NodeStats(visits=root_visits, n_moves=n_moves, visited_policy=visited_policy,
+                     wl=parent_q if root is not None else None,
+                     d=root[1][1] if root is not None else None, v=_cached_value(tt, board))
+    return moves, node
+
+
 def build_info(tree, tt, elapsed: float, multipv: int = 1) -> SearchInfo:
     """A SearchInfo from a tree's current state (called with the search paused)."""
     stats = tree.stats()
     edges = tree.root_edges()
     lines = [_line(tree, edges, i) for i in tree.ranked_root_edges(multipv)]
+    moves, root = root_move_stats(tree, tt, edges)
     return SearchInfo(nodes=stats["playouts"], nn_evals=stats["nn_evals"],
                       cache_hits=stats["cache_hits"],
                       hashfull=tt.hashfull() if tt is not None else 0,
                       depth=stats["depth"], seldepth=stats["seldepth"], time=elapsed,
-                      lines=lines)
+                      lines=lines, moves=moves, root=root)
 
 
 def build_result(tree, tt, elapsed: float, multipv: int = 1, reused: bool = False) -> SearchResult:

@@ -168,9 +168,13 @@ cdef class TranspositionTable:
     def megabytes(self):
         return self.mb
 
-    def lookup(self, Board board):
+    def lookup(self, Board board, bint touch=True):
         """The cached ``(priors float32[n_legal], wdl float32[3])`` of the board's position,
-        priors in ``board.legal_moves()`` order, or None. Does not count as a probe."""
+        priors in ``board.legal_moves()`` order, or None. Does not count as a probe.
+
+        ``touch=False`` also leaves the replacement order as it was: reports read the cache
+        (Lc0's ``V``) without changing what the search keeps, so turning them on cannot
+        change a search."""
         cdef Move moves[MAX_MOVES]
         cdef int n = generate_legal(&board.pos, moves)
         cdef bint repeated = repetition_count(&board.pos, board.history, board.ply) > 0
@@ -178,9 +182,20 @@ cdef class TranspositionTable:
         cdef cnp.ndarray[cnp.float32_t, ndim=1] priors = np.empty(n, dtype=np.float32)
         cdef cnp.ndarray[cnp.float32_t, ndim=1] wdl = np.empty(3, dtype=np.float32)
         cdef uint64_t hits = self.data.hits, probes = self.data.probes
+        cdef uint32_t clock = self.data.clock
+        cdef uint32_t stamps[TT_WAYS]
+        cdef TTEntry* bucket = _bucket(&self.data, key) if self.data.entries != NULL else NULL
+        cdef int i
+        if bucket != NULL:
+            for i in range(TT_WAYS):
+                stamps[i] = bucket[i].stamp
         found = tt_probe(&self.data, key, n, <float*>priors.data, <float*>wdl.data)
         self.data.hits = hits
         self.data.probes = probes
+        if not touch and bucket != NULL:
+            self.data.clock = clock
+            for i in range(TT_WAYS):
+                bucket[i].stamp = stamps[i]
         return (priors, wdl) if found else None
 
     def store(self, Board board, priors, wdl):

@@ -6,7 +6,10 @@ it into protocol text.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
+
+if TYPE_CHECKING:  # annotations only: the UCI loop answers `uci` before numpy is imported
+    from zerochess.search.results import MoveStats, NodeStats
 
 
 def score_text(cp: Optional[int], mate: Optional[int]) -> str:
@@ -46,3 +49,41 @@ def bestmove_line(best: Optional[str], ponder: Optional[str]) -> str:
     if ponder:
         return f"bestmove {best} ponder {ponder}"
     return f"bestmove {best}"
+
+
+def _number(value: Optional[float], width: int, decimals: int, missing: str) -> str:
+    return missing if value is None else f"{value:{width}.{decimals}f}"
+
+
+def _head(label: str, index: int, visits: int, prior: float) -> str:
+    # 100% would not fit Lc0's 5 columns with two decimals: one decimal there, as Lc0 does
+    percent = f"{prior * 100:5.1f}" if prior >= 0.99995 else f"{prior * 100:5.2f}"
+    return f"{label:<5} ({index:<4}) N: {visits:>7} (+ 0) (P: {percent}%)"
+
+
+def _values(wl: Optional[float], d: Optional[float], q: float) -> str:
+    return (f"(WL: {_number(wl, 8, 5, ' -.-----')}) (D: {_number(d, 5, 3, '-.---')}) "
+            f"(Q: {q:8.5f})")
+
+
+def verbose_move_stats_lines(moves: list[MoveStats], root: Optional[NodeStats]) -> list[str]:
+    """Leela Chess Zero's ``VerboseMoveStats`` lines, one ``info string`` per root move and a
+    last one for the root (``node``); docs/uci.md describes every field.
+
+    Moves go in Lc0's order, ascending by (N, S), so the move the search likes best comes
+    last, just above the ``node`` line (Nibbler ranks the lines by that order). ``M`` (moves
+    left) is left out: our networks have no moves-left head. ``(+ 0)``: visits in flight are
+    not counted (the report is made between batches; with Threads > 1 other threads' batches
+    may be at the network, and N counts completed visits only)."""
+    if root is None:
+        return []
+    lines = []
+    for m in sorted(moves, key=lambda m: (m.visits, m.s)):
+        tail = " (T)" if m.proven else ""
+        lines.append(f"info string {_head(m.move, m.index, m.visits, m.prior)} "
+                     f"{_values(m.wl, m.d, m.q)} (U: {m.u:6.5f}) (S: {m.s:8.5f}) "
+                     f"(V: {_number(m.v, 7, 4, ' -.----')}){tail}")
+    q = root.wl if root.wl is not None else 0.0
+    lines.append(f"info string {_head('node', root.n_moves, root.visits, root.visited_policy)} "
+                 f"{_values(root.wl, root.d, q)} (V: {_number(root.v, 7, 4, ' -.----')})")
+    return lines

@@ -26,11 +26,12 @@ import time
 from typing import TYPE_CHECKING, BinaryIO, Optional, TextIO
 
 from zerochess._version import __version__
-from zerochess.uci.format import bestmove_line, info_line
+from zerochess.uci.format import bestmove_line, info_line, verbose_move_stats_lines
 from zerochess.uci.options import OPTIONS, OptionError, OptionValues
 
 if TYPE_CHECKING:  # imported for real by UciLoop._load_engine (numpy, python-chess, Cython)
     from zerochess.engine import Board
+    from zerochess.search.results import SearchResult
     from zerochess.search.timeman import GoParams, Stopper, allocate
     from zerochess.uci.commands import UciError, parse_go, parse_position, parse_setoption
     from zerochess.uci.player import Player
@@ -108,9 +109,10 @@ class UciLoop:
         is answered without numpy, python-chess or the Cython extensions (issue 29: ``uciok``
         within 0.3 s of launch). The network, and ONNX Runtime with it, loads at ``isready``.
         The names become this module's globals, as if imported at its top."""
-        global Board, GoParams, Stopper, allocate, UciError, parse_go, parse_position, \
-            parse_setoption, Player
+        global Board, SearchResult, GoParams, Stopper, allocate, UciError, parse_go, \
+            parse_position, parse_setoption, Player
         from zerochess.engine import Board
+        from zerochess.search.results import SearchResult
         from zerochess.search.timeman import GoParams, Stopper, allocate
         from zerochess.uci.commands import UciError, parse_go, parse_position, parse_setoption
         from zerochess.uci.player import Player
@@ -145,6 +147,8 @@ class UciLoop:
             raise UciError(str(exc)) from None
         if option.name == "LogFile":
             _attach_log_file(self.options["LogFile"])
+        elif option.name == "Clear Hash" and self.player.search is not None:
+            self.player.search.new_game()   # the tree and the cache; options and RNGs stay
 
     def cmd_position(self, args):
         # Allowed while searching: the running search has its own copy of its position.
@@ -235,7 +239,7 @@ class _SearchJob:
     def _make_stopper(self) -> Stopper:
         opts = self.loop.options
         budget = None if self.params.ponder else allocate(
-            self.params, self.board.turn, opts["MoveOverhead"], len(self.board),
+            self.params, self.board.turn, opts["Move Overhead"], len(self.board),
             slow_mover=opts["SlowMover"] / 100.0)
         return Stopper(self.params, budget, fixed_nodes=opts["Nodes"],
                        adaptive=opts["TimeManager"] == "adaptive")
@@ -245,10 +249,19 @@ class _SearchJob:
         try:
             loop.player.start(
                 self.board, self.params, self._stopper, loop.options,
-                on_info=lambda info: loop.send(info_line(info, loop.options["UCI_ShowWDL"])),
+                on_info=self._info,
                 on_done=self._done, on_error=self._failed, started=self._clock_start)
         except Exception as exc:
             self._failed(exc)
+
+    def _info(self, info) -> None:
+        """An info report; with ``LogLiveStats`` every report, with ``VerboseMoveStats`` the
+        final one (the result, sent before bestmove) also carries the per-move lines."""
+        opts = self.loop.options
+        text = info_line(info, opts["UCI_ShowWDL"])
+        if opts["LogLiveStats"] or (opts["VerboseMoveStats"] and isinstance(info, SearchResult)):
+            text = "\n".join([text, *verbose_move_stats_lines(info.moves, info.root)])
+        self.loop.send(text)
 
     def stop(self):
         self.loop.player.stop()

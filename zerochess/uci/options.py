@@ -22,6 +22,7 @@ from typing import Any
 from zerochess.engine.backends import RUNTIME_HELP, RUNTIMES
 from zerochess.engine.defaults import DEFAULT_POLICY_TEMPERATURE
 from zerochess.search.params import SearchParams
+from zerochess.uci.strength import STRENGTH_ELO_MAX, STRENGTH_ELO_MIN
 
 #: The engine's search: the library's defaults with a larger cache, because a GUI game
 #: keeps one tree and its cache for many moves (bench and self-play trees keep 16 MB), and
@@ -49,6 +50,10 @@ class Option:
     """What the value sets: "search.<SearchParams field>", "evaluator.<attribute>",
     "network.<make_evaluator argument>" (a change reloads the network), or "" for an option
     the UCI layer itself reads (files, clock, book, output)."""
+    aliases: tuple[str, ...] = ()
+    """Other names ``setoption`` accepts for the same setting (never advertised: a GUI that
+    sends every option it was shown would otherwise send the default of one name after the
+    user's value of the other)."""
 
     def uci_line(self) -> str:
         """The ``option name ...`` declaration a GUI reads."""
@@ -114,6 +119,8 @@ DEFAULT = "<default>"   # WeightsFile / BookFile value meaning "the file shipped
 OPTIONS: tuple[Option, ...] = (
     search_option("Hash", "hash_mb", "Transposition table (network-evaluation cache) size in MB.",
                   1, 65536),
+    Option("Clear Hash", "button", False, "Forget the search tree and the cached network "
+           "evaluations now (as ucinewgame does; the options stay)."),
     search_option("Threads", "threads", "Minibatches at the network at once, each run on its "
                   "own CPU thread (as Stockfish's and Leela's search threads): N keeps N cores "
                   "busy. 1 searches deterministically on one core, what a GUI that plays "
@@ -129,8 +136,9 @@ OPTIONS: tuple[Option, ...] = (
            choices=("auto", "cpu", "cuda"), sets="network.device"),
     Option("Backend", "combo", RUNTIMES[0], RUNTIME_HELP, choices=RUNTIMES,
            sets="network.runtime"),
-    Option("MoveOverhead", "spin", 100, "Milliseconds kept back per move for the GUI and "
-           "pipes (raise it if the engine ever loses on time).", 0, 10000),
+    Option("Move Overhead", "spin", 100, "Milliseconds kept back per move for the GUI and "
+           "pipes (raise it if the engine ever loses on time). Stockfish's name; the older "
+           "MoveOverhead is accepted too.", 0, 10000, aliases=("MoveOverhead",)),
     Option("SlowMover", "spin", 100, "Percent of the planned time per move the engine "
            "spends (more: deeper early moves, less left for later; the caps that keep a "
            "move from flagging hold at any value).", 10, 1000),
@@ -138,10 +146,15 @@ OPTIONS: tuple[Option, ...] = (
            "time for an unstable best move; adaptive: also more when the value falls, less "
            "when the best move holds most visits, none once the root is proven (not yet "
            "decided by a match).", choices=("classic", "adaptive")),
-    search_option("MultiPV", "multipv", "Number of principal variations reported.", 1, 64),
+    search_option("MultiPV", "multipv", "Number of principal variations reported.", 1, 500),
     Option("Ponder", "check", False, "Think on the opponent's time (the GUI decides when)."),
     Option("UCI_ShowWDL", "check", False, "Add 'wdl W D L' (per mille) to info lines. Off by "
            "default because some GUIs reject the token."),
+    Option("VerboseMoveStats", "check", False, "Before bestmove, one 'info string' line per "
+           "root move with its visits, prior, values and exploration terms, in Leela Chess "
+           "Zero's format (Nibbler and BanksiaGUI show them as a table; docs/uci.md)."),
+    Option("LogLiveStats", "check", False, "The VerboseMoveStats lines with every info "
+           "update, not only before bestmove."),
     Option("OwnBook", "check", False, "Play from the Polyglot opening book while it has moves."),
     Option("BookFile", "string", DEFAULT, "Polyglot .bin for OwnBook; <default> is the book "
            "shipped with zerochess."),
@@ -149,6 +162,13 @@ OPTIONS: tuple[Option, ...] = (
            "reproducible matches.", 0, 1_000_000_000),
     Option("Temperature", "float", 0.0, "Choose the move by visit counts with this temperature "
            "instead of the most visited (variety in matches); 0 = best move.", 0.0, 10.0),
+    Option("UCI_LimitStrength", "check", False, "Play at the strength UCI_Elo asks for: "
+           "fewer nodes and a choice among the moves the search liked, never a move the "
+           "search saw lose clearly or one that allows mate in one (docs/strength-limit.md)."),
+    Option("UCI_Elo", "spin", STRENGTH_ELO_MAX, "The strength UCI_LimitStrength plays at, on "
+           "Stockfish 15.1's UCI_Elo scale (calibrated by matches against it; below 1350, "
+           "Stockfish's lowest, extrapolated). The top is full strength.",
+           STRENGTH_ELO_MIN, STRENGTH_ELO_MAX),
     search_option("CPuct", "cpuct_init", "Exploration constant c_init in c(N) = c_init + "
                   "c_factor * ln((N + c_base) / c_base).", 0.0, 100.0),
     search_option("CPuctFactor", "cpuct_factor", "Exploration growth c_factor.", 0.0, 100.0),
@@ -161,7 +181,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("LogFile", "string", "", "Write diagnostics to this file (they always go to stderr)."),
 )
 
-BY_NAME: dict[str, Option] = {o.name.lower(): o for o in OPTIONS}
+BY_NAME: dict[str, Option] = {name.lower(): o for o in OPTIONS for name in (o.name, *o.aliases)}
 
 
 @dataclass

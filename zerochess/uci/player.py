@@ -24,6 +24,7 @@ from zerochess.search.sampling import sample_by_visits
 from zerochess.search.timeman import GoParams, Stopper
 from zerochess.uci.options import (DEFAULT, OPTIONS, OptionValues, evaluator_settings,
                                    network_settings, search_params)
+from zerochess.uci.strength import Strength
 
 log = logging.getLogger("zerochess.uci")
 
@@ -199,17 +200,20 @@ class Player:
         if search is None:
             raise LoadError("no network is loaded")
         temperature = options["Temperature"]
+        level = Strength.for_options(options)   # None: full strength
 
         def finished(result: SearchResult) -> None:
             try:
                 best, ponder = self._choose(result, params, temperature)
+                if level is not None and not params.searchmoves:
+                    best, ponder = level.choose(result, board, self.move_rng)
             except Exception as exc:
                 on_error(exc)
                 return
             on_done(best, ponder)
 
         search.set_position(board)
-        limits = SearchLimits(nodes=None, should_stop=stopper.should_stop,
+        limits = SearchLimits(nodes=level.nodes if level else None, should_stop=stopper.should_stop,
                               root_moves=params.searchmoves, started=started)
         search.start(limits, on_info=on_info, on_done=finished, on_error=on_error)
 
