@@ -54,9 +54,10 @@ class SuperviseConfig(ConfigFile):
     steps: int | None = None
     """Total optimizer steps; when set it replaces `epochs` (for equal-compute comparisons)."""
     minutes: float | None = None
-    """Wall-clock budget: when set it replaces `steps` and `epochs`. A fresh run times a few
-    throwaway steps and one validation, fixes the total steps so the schedule ends with the
-    budget, and stores that total, so a resumed run keeps the same schedule (exactly)."""
+    """Wall-clock budget: when set it replaces `epochs` (and `steps`, when also set, caps
+    the total). A fresh run times a few throwaway steps and one validation, fixes the total
+    steps so the schedule ends with the budget, and stores that total, so a resumed run
+    keeps the same schedule (exactly)."""
     grad_clip: float = 1.0
     """Clip the global gradient norm to this (seed: 1.0); 0 disables."""
     policy_weight: float = 1.0
@@ -121,9 +122,6 @@ class SuperviseConfig(ConfigFile):
         for name in ("steps", "minutes", "n_layers"):
             if getattr(self, name) is not None and getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
-        if self.steps is not None and self.minutes is not None:
-            raise ValueError("give steps or minutes, not both (steps fixes the schedule, "
-                             "minutes derives it from the budget)")
         if self.value_squares is not None and self.value_squares < 0:
             raise ValueError(f"value_squares must be 0 or positive, got {self.value_squares}")
         self.check_choice("illegal_penalty", ("mass", "log"))

@@ -177,7 +177,8 @@ class Trainer:
 
     def _budget_total(self, started: float, probe_steps: int = 20) -> int:
         """The total steps that end the schedule with the ``cfg.minutes`` budget counted
-        from ``started``: ``probe_steps`` throwaway steps time a step (weights, AdamW and
+        from ``started`` (at most ``cfg.steps``): ``probe_steps`` throwaway steps (fewer if
+        they would take over 5% of the budget; at least 3) time a step (weights, AdamW and
         the RNG states are put back, so the run is the one ``steps`` = this total would
         give), one validation of the starting network times a validation (and is logged
         as step 0: where a warm start begins)."""
@@ -186,8 +187,9 @@ class Trainer:
                 rng_state())
         batches = iterate_batches(self.train_set, cfg.batch_size, cfg.seed,
                                   with_target=self.sampler_target)
-        times = []
-        for _ in range(probe_steps + 1):
+        times: list[float] = []
+        probe_end = time.perf_counter() + cfg.minutes * 60 / 20  # at most 5% of the budget
+        while len(times) < 3 or (len(times) <= probe_steps and time.perf_counter() < probe_end):
             t = time.perf_counter()  # gather too: the loader thread may not hide it
             self._learn(next(batches), with_norms=False)
             times.append(time.perf_counter() - t)
@@ -202,6 +204,8 @@ class Trainer:
         every = cfg.val_every_steps or self.steps_per_epoch
         left = cfg.minutes * 60 - (time.perf_counter() - started) - val_s  # the last validation
         total = max(1, int(left / (step_s + val_s / every)))
+        if cfg.steps:
+            total = min(total, cfg.steps)
         log.info("budget %.1f min: %.4f s a step, %.2f s a validation every %d steps: "
                  "%d steps", cfg.minutes, step_s, val_s, every, total)
         return total
