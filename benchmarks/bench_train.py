@@ -11,13 +11,12 @@ Trainer (loader thread, loss, AdamW, clipping) on a freshly generated data set, 
 the first steps as warm-up. Validation is pushed past the end of the timed steps.
 
 ``--teacher DIR``: `zerochess train supervise`'s Trainer and experiments/distill.py's loop
-(which trained r1-r7) on the same labelled set, the same threads, batch 256, both warm from
-the shipped network. The baseline is distill as it was at commit 8b69a1d, read with
-``git show`` (its ``Packed`` data and ``losses``; its inner loop, a dozen lines of its
-``main``, is repeated here as it was). Runs alternate (trainer, distill, trainer, ...) so
-load on a shared machine hits both; each run's figure is the median over windows of
-``log_every`` steps (the trainer's own per-window samples/s, distill's timed the same
-way), and the ratio is of the medians over runs.
+(which trained r1-r7) on the same labelled set, the same threads, batch 256, all warm from
+the shipped network, in one process. The baseline is distill as it was at commit 8b69a1d,
+read with ``git show`` (its ``Packed`` data and ``losses``; its inner loop, a dozen lines of
+its ``main``, is repeated here as it was), in train mode (96% of its steps) and in the eval
+mode of its first 500 steps. The loops take turns, a window of steps each, so a shared
+machine's changing load hits all of them alike; the ratios are medians of per-round ratios.
 """
 
 from __future__ import annotations
@@ -39,6 +38,7 @@ import torch
 from zerochess.train.data.generate import GenerateConfig, generate
 from zerochess.train.data.randomplay import PlayConfig, play_game
 from zerochess.train.supervised.config import SuperviseConfig
+from zerochess.train.data.batches import Prefetcher, iterate_batches
 from zerochess.train.supervised.trainer import Trainer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -83,30 +83,28 @@ def load_distill(commit: str = DISTILL_COMMIT) -> types.ModuleType:
     return mod
 
 
-def windows(step_seconds: list[float], batch: int, every: int) -> float:
-    """Median samples/s over consecutive windows of ``every`` steps."""
-    w = [sum(step_seconds[i:i + every]) for i in range(0, len(step_seconds) - every + 1, every)]
-    return statistics.median(every * batch / t for t in w)
-
-
-def bench_distill(mod, data: Path, init: Path, steps: int, warmup: int, batch: int,
-                  every: int, lr: float = 7e-4) -> float:
-    """distill's main loop at 8b69a1d (lr schedule, batch, losses, AdamW, clip), timed."""
+def distill_steps(mod, data: Path, init: Path, batch: int, total: int, train_mode: bool,
+                  lr: float = 7e-4):
+    """A function running step i of distill's main loop at 8b69a1d (lr schedule, batch,
+    losses, AdamW, clip). ``train_mode``: distill's load_checkpoint left the network in eval
+    mode until its first validation (step 500) called ``model.train()``, so its first 500
+    steps took the CPU attention path of inference and the other 96% of r7's 12,000 the
+    training path; both are timed."""
     from zerochess.engine.checkpoint import load_checkpoint
 
     torch.manual_seed(0)
     train = mod.Packed(data, "train")
     model, _ = load_checkpoint(init)
+    model.train(train_mode)
     decay = [p for p in model.parameters() if p.dim() >= 2]
     rest = [p for p in model.parameters() if p.dim() < 2]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.01},
                              {"params": rest, "weight_decay": 0.0}], lr=lr, betas=(0.9, 0.95))
     rng = np.random.default_rng(0)
-    total, times = warmup + steps, []
-    for step in range(total):
-        t = time.perf_counter()
-        frac = step / total
-        lr_now = lr * (min(1.0, (step + 1) / 200) * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * frac))))
+
+    def step(i: int) -> None:
+        frac = i / total
+        lr_now = lr * (min(1.0, (i + 1) / 200) * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * frac))))
         for g in opt.param_groups:
             g["lr"] = lr_now
         b = train.batch(rng.integers(0, len(train), batch))
@@ -116,42 +114,57 @@ def bench_distill(mod, data: Path, init: Path, steps: int, warmup: int, batch: i
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
-        pol.item(), val_loss.item()  # distill read its losses every step too (for its log)
-        times.append(time.perf_counter() - t)
-    return windows(times[warmup:], batch, every)
+    return step
 
 
-def bench_trainer(data: Path, init: Path, steps: int, warmup: int, batch: int, every: int) -> float:
-    """The one trainer, as `train supervise --config docs/configs/r7.toml` runs it."""
+def trainer_steps(data: Path, init: Path, batch: int, total: int, run: str):
+    """A function running step i of the one trainer as `train supervise --config
+    docs/configs/r7.toml` does: its loader (the data packed in memory, a prefetch thread)
+    and its ``train_step`` (loss, backward, clip, AdamW, schedule; gradient norms every
+    ``log_every_steps``): the body of ``Trainer.run`` without its bookkeeping."""
     cfg = SuperviseConfig.from_file(ROOT / "docs" / "configs" / "r7.toml")
-    cfg = cfg.replace(init_from=str(init), batch_size=batch, log_every_steps=every,
-                      steps=warmup + steps + 1, val_every_steps=10**9, save_every_steps=10**9,
-                      stop_after_steps=warmup + steps, threads=torch.get_num_threads())
-    with tempfile.TemporaryDirectory() as run:
-        trainer = Trainer(cfg, data, run)
-        if trainer.steps_per_epoch <= warmup + steps:
-            raise SystemExit(f"{data}: too few samples for {warmup + steps} steps of {batch} "
-                             "without an epoch end (validation); use --steps or a larger set")
-        trainer.run()
-        recs = [json.loads(x) for x in (Path(run) / "metrics.jsonl").read_text().splitlines()]
-    timed = [r["samples_per_s"] for r in recs if r["type"] == "train" and r["step"] > warmup]
-    return statistics.median(timed)
+    cfg = cfg.replace(init_from=str(init), batch_size=batch, steps=total,
+                      threads=torch.get_num_threads())
+    trainer = Trainer(cfg, data, run)
+    loader = Prefetcher(iterate_batches(trainer.train_set, batch, cfg.seed,
+                                        with_target=trainer.sampler_target), depth=cfg.prefetch)
+
+    def step(i: int) -> None:
+        trainer.train_step(next(loader), with_norms=(i + 1) % cfg.log_every_steps == 0)
+    step.close = loader.close
+    return step
 
 
-def bench_teacher(data: Path, init: Path, steps: int, warmup: int, batch: int, every: int,
-                  repeats: int) -> dict:
+def bench_teacher(data: Path, init: Path, window: int, rounds: int, batch: int = 256) -> dict:
+    """Windows of ``window`` steps of each loop in turn (the order rotating), ``rounds``
+    times after one warm-up round; per loop the median samples/s over its windows, and the
+    median over rounds of the per-round ratios (a shared machine's load changes slowly
+    compared with a round, so pairing removes most of it)."""
     mod = load_distill()
-    warmup = -(-warmup // every) * every  # whole windows
-    ours, theirs = [], []
-    for _ in range(repeats):
-        ours.append(bench_trainer(data, init, steps, warmup, batch, every))
-        theirs.append(bench_distill(mod, data, init, steps, warmup, batch, every))
-    a, b = statistics.median(ours), statistics.median(theirs)
-    return {"teacher_data": str(data), "init": str(init), "batch_size": batch,
-            "threads": torch.get_num_threads(), "timed_steps": steps, "repeats": repeats,
-            "trainer_samples_per_s": round(a, 1), f"distill_{DISTILL_COMMIT}_samples_per_s": round(b, 1),
-            "runs_trainer": [round(x) for x in ours], "runs_distill": [round(x) for x in theirs],
-            "ratio_trainer_over_distill": round(a / b, 3)}
+    total = window * (rounds + 1)
+    with tempfile.TemporaryDirectory() as run:
+        loops = {"trainer": trainer_steps(data, init, batch, total, run),
+                 "distill_train_mode": distill_steps(mod, data, init, batch, total, True),
+                 "distill_eval_mode": distill_steps(mod, data, init, batch, total, False)}
+        speed: dict[str, list[float]] = {k: [] for k in loops}
+        names = list(loops)
+        for r in range(rounds + 1):
+            for name in names[r % 3:] + names[:r % 3]:
+                t = time.perf_counter()
+                for i in range(r * window, (r + 1) * window):
+                    loops[name](i)
+                if r:  # round 0 warms up
+                    speed[name].append(window * batch / (time.perf_counter() - t))
+        loops["trainer"].close()
+    out = {"teacher_data": str(data), "init": str(init), "batch_size": batch,
+           "threads": torch.get_num_threads(), "window_steps": window, "rounds": rounds,
+           "baseline": f"experiments/distill.py at {DISTILL_COMMIT} (git show)"}
+    for name, v in speed.items():
+        out[f"{name}_samples_per_s"] = round(statistics.median(v), 1)
+    for base in ("distill_train_mode", "distill_eval_mode"):
+        ratios = [a / b for a, b in zip(speed["trainer"], speed[base])]
+        out[f"ratio_trainer_over_{base}"] = round(statistics.median(ratios), 3)
+    return out
 
 
 def main() -> None:
@@ -167,13 +180,13 @@ def main() -> None:
                     help="a `train label` data set: time the trainer against distill's loop")
     ap.add_argument("--init", type=Path, default=ROOT / "zerochess" / "data" / "network.pt",
                     help="--teacher: the network both start from")
-    ap.add_argument("--repeats", type=int, default=3, help="--teacher: runs of each, alternated")
-    ap.add_argument("--window", type=int, default=20, help="--teacher: steps per timing window")
+    ap.add_argument("--rounds", type=int, default=5, help="--teacher: timed rounds of windows")
+    ap.add_argument("--window", type=int, default=10, help="--teacher: steps per timing window")
     args = ap.parse_args()
     if args.teacher:
         torch.set_num_threads(args.threads)
-        print(json.dumps(bench_teacher(args.teacher, args.init, args.steps, args.warmup, 256,
-                                       args.window, args.repeats)), flush=True)
+        print(json.dumps(bench_teacher(args.teacher, args.init, args.window, args.rounds)),
+              flush=True)
         return
 
     print(json.dumps({"cpu": platform.processor() or platform.machine(),
