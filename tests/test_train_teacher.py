@@ -228,3 +228,21 @@ def test_report_reads_an_old_distill_run(tmp_path):
     (tmp_path / "metrics.jsonl").write_text('{"no_step": 1}\n')
     res = CliRunner().invoke(main, ["train", "report", str(tmp_path)])
     assert res.exit_code == 1 and "metrics.jsonl:1" in res.output
+
+
+@needs_stockfish
+def test_shards_of_two_producers_are_not_packed(teacher_data, tmp_path):
+    """Packing needs every shard to hold the same optional arrays; random play has `kind`,
+    labelled data `teacher_best`: asked for, packing says so; left to itself, the trainer
+    reads such a set memory-mapped."""
+    from zerochess.train.data.batches import PositionSet
+    from zerochess.train.data.generate import GenerateConfig, generate
+    from zerochess.train.data.randomplay import PlayConfig
+
+    generate(GenerateConfig(games=4, seed=3, games_per_shard=2, val_fraction=0.25,
+                            play=PlayConfig(max_plies=30, min_plies=4)), tmp_path / "rp")
+    mixed = PositionSet(load_split(tmp_path / "rp", "train").shards
+                        + load_split(teacher_data, "train").shards)
+    assert not mixed.has_teacher
+    with pytest.raises(ValueError, match=r"\['kind', 'teacher_best'\]"):
+        mixed.in_memory()

@@ -99,9 +99,17 @@ def load_data(data_dir: Path, split: str, in_memory: bool | None) -> PositionSet
     """A split of ``data_dir``, packed in memory (``in_memory`` True, or None and it fits
     in half the memory available) or memory-mapped; the batches are the same either way."""
     data = load_split(data_dir, split)
-    if in_memory is None:
-        in_memory = fits_in_memory(data.nbytes())
-    return data.in_memory() if in_memory and len(data.shards) > 1 else data
+    if len(data.shards) == 1 or in_memory is False:
+        return data
+    if in_memory:
+        return data.in_memory()  # a ValueError names shards that cannot be packed
+    if not fits_in_memory(data.nbytes()):
+        return data
+    try:
+        return data.in_memory()
+    except ValueError as e:  # shards of several producers: read them as they are
+        log.info("%s %s split stays memory-mapped: %s", data_dir, split, e)
+        return data
 
 
 def check_policy_distribution(data_dir, *sets: PositionSet) -> None:
