@@ -57,7 +57,7 @@ def teacher_figures_by_hand(model, data: Path) -> tuple[float, float]:
     model.eval()
     for sh in val_arrays(data):
         with torch.no_grad():
-            policy, wdl_logits = model(torch.from_numpy(np.asarray(sh["tokens"])))
+            policy, wdl_logits = model(torch.from_numpy(np.array(sh["tokens"])))
         off, idx = np.asarray(sh["legal_offsets"]), np.asarray(sh["legal_indices"])
         p = torch.softmax(wdl_logits.double(), -1).numpy()
         for i in range(len(sh)):
