@@ -200,6 +200,8 @@ def test_budget_run_killed_and_resumed_is_the_run_of_its_step_count(teacher_data
     # the budget run also logged the starting network's validation as step 0
     val_b = read_metrics(killed)[1]
     assert val_b[0]["step"] == 0 and "teacher_top1" in val_b[0]
+    best = load_checkpoint(killed / "best.pt")[1]["metadata"]
+    assert best["metrics"]["loss"] == min(r["loss"] for r in val_b)  # the start a candidate
     assert [r["step"] for r in val_b[1:]] == [r["step"] for r in read_metrics(whole)[1]]
 
 

@@ -189,7 +189,7 @@ class Trainer:
         they would take over 5% of the budget; at least 3) time a step (weights, AdamW and
         the RNG states are put back, so the run is the one ``steps`` = this total would
         give), one validation of the starting network times a validation (and is logged
-        as step 0: where a warm start begins)."""
+        as step 0, where a warm start begins; the start is the first best.pt)."""
         cfg = self.cfg
         kept = (copy.deepcopy(self.model.state_dict()), copy.deepcopy(self.opt.state_dict()),
                 rng_state())
@@ -209,6 +209,8 @@ class Trainer:
         start = self.validate()
         val_s = time.perf_counter() - t
         self._emit({"type": "val", "step": 0, "epoch": 0, **start})
+        self.best_val = start["loss"]  # best.pt is the best network the run has seen,
+        self.save_network("best.pt", start)  # the start included (a warm start may be it)
         every = cfg.val_every_steps or self.steps_per_epoch
         left = cfg.minutes * 60 - (time.perf_counter() - started) - val_s  # the last validation
         total = max(1, int(left / (step_s + val_s / every)))
