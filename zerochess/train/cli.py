@@ -6,6 +6,7 @@ engine's), supervised training (supervise, evaluate), self-play (selfplay, in
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 
@@ -101,16 +102,34 @@ def convert(src, dst):
 @click.option("--policy-target", type=click.Choice(["sampler", "played"]), default=None,
               help="Policy target: the sampler's distribution or the played move (overrides --config).")
 @click.option("--epochs", type=click.IntRange(min=1), default=None)
-@click.option("--steps", type=click.IntRange(min=1), default=None, help="Total steps (replaces --epochs).")
+@click.option("--steps", type=click.IntRange(min=1), default=None,
+              help="Total steps (replaces --epochs and a --config's minutes; with --minutes, a cap).")
+@click.option("--minutes", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Wall-clock budget: the schedule's total steps are fixed from a short probe "
+                   "so that it ends with the budget (replaces --epochs and a --config's steps).")
 @click.option("--batch-size", type=click.IntRange(min=1), default=None)
+@click.option("--lr", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Peak learning rate (overrides --config).")
 @click.option("--threads", type=click.IntRange(min=0), default=None, help="torch CPU threads.")
-@click.option("--init-from", type=click.Path(dir_okay=False), default=None,
-              help="Start from this network checkpoint's weights and architecture (fresh "
-                   "optimizer and schedule); overrides --config.")
+@click.option("--init-from", default=None,
+              help="Start from this network's weights and architecture: a checkpoint path, or "
+                   "'default' / 'zero' (the shipped networks); fresh optimizer and schedule; "
+                   "overrides --config.")
+@click.option("--attention-bias", is_flag=True, default=None,
+              help="Learnt attention biases; with --init-from, added at zero.")
+@click.option("--value-squares", type=click.IntRange(min=1), default=None,
+              help="Channels of the value head's spatial path; with --init-from, added at zero.")
+@click.option("--layers", "n_layers", type=click.IntRange(min=1), default=None,
+              help="Encoder layers; with --init-from, layers appended as the identity.")
+@click.option("--seed", type=int, default=None, help="Seed of weights, dropout and data order.")
 @click.option("--resume", is_flag=True, help="Continue the run in OUT exactly where it stopped.")
 def supervise(data, out, preset, config_file, device, policy_head, policy_target, epochs, steps,
-              batch_size, threads, init_from, resume):
-    """Train a network on DATA, writing checkpoints, train.log and metrics.jsonl to OUT."""
+              minutes, batch_size, lr, threads, init_from, attention_bias, value_squares,
+              n_layers, seed, resume):
+    """Train a network on DATA, writing checkpoints, train.log and metrics.jsonl to OUT.
+
+    A warm start with growth keeps the checkpoint's exact function (docs/training.md);
+    every run resumes exactly after a kill with the same command and --resume."""
     from tqdm import tqdm
 
     from zerochess.engine.checkpoint import CheckpointError
@@ -120,9 +139,13 @@ def supervise(data, out, preset, config_file, device, policy_head, policy_target
 
     try:
         cfg = SuperviseConfig.from_file(config_file) if config_file else SuperviseConfig()
+        if steps or minutes:  # the command line's length of run replaces the file's
+            cfg = dataclasses.replace(cfg, steps=steps, minutes=minutes)  # (both: a capped budget)
         cfg = cfg.replace(preset=preset, device=device, policy_head=policy_head,
-                          policy_target=policy_target, epochs=epochs, steps=steps,
-                          batch_size=batch_size, threads=threads, init_from=init_from)
+                          policy_target=policy_target, epochs=epochs, batch_size=batch_size,
+                          lr=lr, threads=threads, init_from=init_from,
+                          attention_bias=attention_bias, value_squares=value_squares,
+                          n_layers=n_layers, seed=seed)
         if cfg.init_from and (preset or policy_head):
             raise ValueError("--init-from takes the checkpoint's architecture; drop --preset "
                              "and --policy-head")
@@ -139,14 +162,16 @@ def supervise(data, out, preset, config_file, device, policy_head, policy_target
 
 
 @train.command()
-@click.argument("checkpoint", type=click.Path(exists=True, dir_okay=False))
+@click.argument("checkpoint")
 @click.option("--data", "data", type=click.Path(exists=True, file_okay=False), required=True,
               help="Data set directory; its val split is used.")
 @click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False), default=None,
               help="SuperviseConfig file: val_max_samples, legal_gen_*, loss weights, policy_target.")
 @click.option("--threads", type=click.IntRange(min=0), default=None, help="torch CPU threads.")
 def evaluate(checkpoint, data, config_file, threads):
-    """Validate the network CHECKPOINT on DATA's held-out split; prints the metrics as JSON."""
+    """Validate the network CHECKPOINT (a path, or 'default' / 'zero') on DATA's held-out
+    split; prints the metrics as JSON: on teacher-labelled data also teacher_top1 (the
+    network's move is the teacher's best) and expected_score_error (|E_net - E_teacher|)."""
     from zerochess.engine.checkpoint import CheckpointError
     from zerochess.train.data.format import ShardError
     from zerochess.train.supervised.config import SuperviseConfig

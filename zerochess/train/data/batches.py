@@ -1,6 +1,10 @@
 """The one reader: batches gathered from loaded shards (their large arrays memory-mapped),
 for phase-1 training, its validation and the self-play replay window alike.
 
+A set that fits in memory can be packed into one in-memory shard (``PositionSet.in_memory``,
+``packed.py``): the same samples under the same indices, gathered in one pass instead of one
+pass per shard a batch touches (a batch of 256 from a 2,400-shard set touches ~250).
+
 ``PositionSet`` indexes the samples of a list of shards (any source, any format version
 ``dataset.open_shard`` reads) as one array; ``gather(idx)`` copies the rows at ``idx``
 into a ``Batch`` of dense arrays. Phase-1 batches are a pure function of (seed, epoch,
@@ -33,6 +37,7 @@ class Batch:
     kind: np.ndarray  # uint8 [B]: random play's 0 move played / 1 mate-in-1; 0 for other data
     legal: np.ndarray  # bool [B, POLICY_SIZE], True at the legal moves
     target: np.ndarray | None = None  # float32 [B, POLICY_SIZE] policy target, rows sum to 1
+    best: np.ndarray | None = None  # int64 [B]: a teacher's best move (labelled data only)
     epoch: int = 0
     index: int = 0  # batch index within the epoch
 
@@ -55,6 +60,9 @@ class PositionSet:
         if len(sizes):
             sizes[0] -= skip
         self.starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        #: Every shard holds a teacher's best move (``train label`` data): batches carry
+        #: ``best``, and validation scores agreement with the teacher.
+        self.has_teacher = bool(shards) and all("teacher_best" in s for s in shards)
 
     def __len__(self) -> int:
         return int(self.starts[-1])
@@ -62,6 +70,19 @@ class PositionSet:
     @property
     def names(self) -> list[str]:
         return [s.path.name for s in self.shards]
+
+    def nbytes(self) -> int:
+        """Bytes of the arrays ``gather`` reads, i.e. what ``in_memory`` would hold."""
+        from zerochess.train.data.packed import GATHERED
+
+        return sum(s[a].nbytes for s in self.shards for a in GATHERED if a in s)
+
+    def in_memory(self) -> "PositionSet":
+        """The same samples, by the same indices, as one shard in memory (``packed.py``);
+        ValueError when the shards disagree on which arrays they hold."""
+        from zerochess.train.data.packed import pack_shards
+
+        return PositionSet([pack_shards(self.shards, self.skip)])
 
     @property
     def has_policy_distribution(self) -> bool:
@@ -79,6 +100,7 @@ class PositionSet:
         kind = np.zeros(b, np.uint8)
         legal = np.zeros((b, POLICY_SIZE), dtype=bool)
         target = np.zeros((b, POLICY_SIZE), dtype=np.float32) if with_target else None
+        best = np.empty(b, np.int64) if self.has_teacher else None
         which = np.searchsorted(self.starts, idx, side="right") - 1
         for s in np.unique(which):
             rows = np.nonzero(which == s)[0]
@@ -100,9 +122,11 @@ class PositionSet:
             else:  # the policy target covers every legal move (self-play's root moves)
                 legal[at] = True
             move[rows] = sh["move"][local] if "move" in sh else dense[rows].argmax(1)
+            if best is not None:
+                best[rows] = sh["teacher_best"][local]
         if target is not None:  # rows sum to exactly 1 (float16 legacy weights included)
             target /= target.sum(1, keepdims=True)
-        return Batch(tokens, move, wdl, kind, legal, target)
+        return Batch(tokens, move, wdl, kind, legal, target, best=best)
 
 
 def epoch_order(n: int, seed: int, epoch: int) -> np.ndarray:

@@ -28,6 +28,14 @@ class SuperviseConfig(ConfigFile):
     """Learnt square-to-square attention biases (NetworkConfig.attention_bias); None keeps
     the preset's (off) or the `init_from` checkpoint's setting. True with `init_from` adds
     them, at zero, to a checkpoint without them: training starts from its exact function."""
+    value_squares: int | None = None
+    """Channels per square of the value head's spatial path (NetworkConfig.value_squares);
+    None keeps the preset's (0, none) or the `init_from` checkpoint's. A positive value with
+    `init_from` adds the path to a checkpoint without one, at zero (its exact function)."""
+    n_layers: int | None = None
+    """Encoder layers; None keeps the preset's or the `init_from` checkpoint's. More than
+    the checkpoint has appends layers that start as the identity (transformer.deepen), so
+    the deeper network starts from the checkpoint's exact function; fewer is refused."""
     dropout: float | None = 0.0
     """Dropout; None keeps the preset's. 0 because phase 1 sees each sample about once (no
     overfitting to fight) and dropout doubles the CPU cost of a step."""
@@ -45,6 +53,11 @@ class SuperviseConfig(ConfigFile):
     """Passes over the training split (seed: 50), unless `steps` is set."""
     steps: int | None = None
     """Total optimizer steps; when set it replaces `epochs` (for equal-compute comparisons)."""
+    minutes: float | None = None
+    """Wall-clock budget: when set it replaces `epochs` (and `steps`, when also set, caps
+    the total). A fresh run times a few throwaway steps and one validation, fixes the total
+    steps so the schedule ends with the budget, and stores that total, so a resumed run
+    keeps the same schedule (exactly)."""
     grad_clip: float = 1.0
     """Clip the global gradient norm to this (seed: 1.0); 0 disables."""
     policy_weight: float = 1.0
@@ -63,10 +76,12 @@ class SuperviseConfig(ConfigFile):
     equal compute (docs/training.md); "played": one-hot on the played move (the seed's, and
     the only choice for phase-1 data of format version 1)."""
     init_from: str | None = None
-    """Warm start: begin from this network checkpoint's weights, with a fresh optimizer and
-    schedule (nanoGPT's ``init_from``), to fine-tune a finished run on new settings. The
+    """Warm start: begin from this network checkpoint's weights (a path, or "default" / "zero"
+    for the shipped networks, as the `WeightsFile` option names them), with a fresh optimizer
+    and schedule (nanoGPT's ``init_from``), to fine-tune a finished run on new settings. The
     checkpoint's architecture replaces `preset` and `policy_head`; `dropout` and `reach_mask`
-    (neither has parameters) still apply, and `attention_bias` True adds the biases."""
+    (neither has parameters) still apply; `attention_bias`, `value_squares` and `n_layers`
+    grow it, each starting from the checkpoint's exact function (docs/training.md)."""
     seed: int = 0
     """Seeds the weights, dropout and the data order."""
     device: str = "auto"
@@ -89,6 +104,10 @@ class SuperviseConfig(ConfigFile):
     """Write the resume state (resume.pt) every this many steps, and at every epoch end."""
     log_every_steps: int = 20
     """Train metrics (losses, lr, per-head gradient norms, speed) every this many steps."""
+    in_memory: bool | None = None
+    """Hold the data in memory, one packed array per field (fast batches), or read the
+    shards memory-mapped (sets larger than memory); None: in memory when the arrays take
+    at most half the memory available. Batches are the same either way."""
     prefetch: int = 3
     """Batches the loader thread prepares ahead of the trainer."""
     stop_after_steps: int | None = None
@@ -100,8 +119,11 @@ class SuperviseConfig(ConfigFile):
         for name in positive:
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
-        if self.steps is not None and self.steps <= 0:
-            raise ValueError(f"steps must be positive, got {self.steps}")
+        for name in ("steps", "minutes", "n_layers"):
+            if getattr(self, name) is not None and getattr(self, name) <= 0:
+                raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
+        if self.value_squares is not None and self.value_squares < 0:
+            raise ValueError(f"value_squares must be 0 or positive, got {self.value_squares}")
         self.check_choice("illegal_penalty", ("mass", "log"))
         self.check_choice("policy_target", ("played", "sampler"))
         if self.lr <= 0 or not 0 <= self.min_lr_ratio <= 1:

@@ -2,17 +2,21 @@
 
 The data set may come from random play (phase 1, the default), a teacher engine or
 self-play: every shard holds tokens, a WDL target and a sparse policy target
-(``zerochess.train.data.format``), which is all a step needs.
+(``zerochess.train.data.format``), which is all a step needs. It is held in memory when it
+fits (``data/packed.py``), else read memory-mapped. A run starts from a preset or warm from
+a checkpoint, grown as asked (``warmstart.py``), and lasts ``steps``, ``epochs`` or a
+wall-clock budget (``minutes``: the total steps are fixed once, from a probe, and stored).
 
 A run directory holds::
 
-    config.json      the SuperviseConfig and network config of the run
+    config.json      the SuperviseConfig, network config and total steps of the run
     train.log        human-readable log (what the progress bar showed, and more)
     metrics.jsonl    one JSON object per line: {"type": "train", ...} every log_every_steps,
-                     {"type": "val", ...} at every validation (plotted by `train report`)
-    resume.pt        full training state: model, AdamW, schedule, RNG states (torch, numpy,
-                     python), data position (epoch, batch index; the order is a function of
-                     seed and epoch), best validation loss
+                     {"type": "val", ...} at every validation (plotted by `train report`;
+                     with a budget, step 0 is the starting network's)
+    resume.pt        full training state: model, AdamW, schedule and its total steps, RNG
+                     states (torch, numpy, python), data position (epoch, batch index; the
+                     order is a function of seed and epoch), best validation loss
     best.pt          network checkpoint (zerochess.engine.checkpoint) at best validation loss
     epoch-NNNN.pt    network checkpoint every checkpoint_every_epochs epochs
     final.pt         network checkpoint at the end of the run
@@ -21,15 +25,17 @@ Exactness of ``--resume``: nothing but dropout draws from the global torch RNG (
 order is a pure function of (seed, epoch), the legal-generation test has its own
 generator), so restoring the RNG states, the weights, AdamW's moments, the schedule and the
 data position makes step k + 1 after a kill identical to step k + 1 of an uninterrupted run.
+A budget's probe puts back every state it touched, and the total it fixed is stored, so a
+budget run is exactly the run of ``steps`` = that total, killed or not.
 """
 
 from __future__ import annotations
 
+import copy
 import logging
 import math
 import os
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
@@ -37,7 +43,7 @@ import numpy as np
 import torch
 
 from zerochess.engine.checkpoint import load_checkpoint, save_checkpoint
-from zerochess.engine.network import NetworkConfig, PolicyValueModel, build_model, param_count
+from zerochess.engine.network import PolicyValueModel, param_count
 from zerochess.train.common.atomic import write_json_atomic
 from zerochess.train.common.jsonl import append_jsonl, keep_jsonl
 from zerochess.train.common.optim import adamw, cosine, resolve_device
@@ -45,9 +51,12 @@ from zerochess.train.common.runlog import attach_log, detach_log
 from zerochess.train.common.state import load_state, rng_state, save_state, set_rng_state
 from zerochess.train.data.batches import Batch, PositionSet, Prefetcher, iterate_batches
 from zerochess.train.data.dataset import data_fingerprint, load_split
+from zerochess.train.data.packed import fits_in_memory
 from zerochess.train.losses import LossWeights, MetricSums, phase1_loss
 from zerochess.train.supervised.config import SuperviseConfig
 from zerochess.train.supervised.legalgen import legal_generation_test
+from zerochess.train.supervised.teacher_metrics import TeacherSums
+from zerochess.train.supervised.warmstart import initial_model, network_path
 
 log = logging.getLogger("zerochess.train")
 
@@ -62,39 +71,6 @@ BETAS = (0.9, 0.95)
 
 class ResumeError(ValueError):
     """A run cannot be started or resumed as asked; the message says why and what to do."""
-
-
-def network_config(cfg: SuperviseConfig) -> NetworkConfig:
-    return NetworkConfig.preset(cfg.preset, **_overrides(
-        cfg, ("policy_head", "dropout", "reach_mask", "attention_bias")))
-
-
-def _overrides(cfg: SuperviseConfig, names: tuple[str, ...]) -> dict:
-    return {k: getattr(cfg, k) for k in names if getattr(cfg, k) is not None}
-
-
-def initial_model(cfg: SuperviseConfig) -> PolicyValueModel:
-    """The network a run starts from: fresh weights from the preset (seeded by the caller),
-    or ``cfg.init_from``'s weights and architecture (a CheckpointError names a bad file)."""
-    if cfg.init_from is None:
-        return build_model(network_config(cfg))
-    model, _ = load_checkpoint(cfg.init_from)
-    if cfg.attention_bias is not None and cfg.attention_bias != model.config.attention_bias:
-        if not cfg.attention_bias:
-            raise ValueError(f"{cfg.init_from} has learnt attention biases; attention_bias "
-                             "false would drop them (leave it unset)")
-        if model.config.architecture != "transformer":
-            raise ValueError("attention_bias is a transformer option; "
-                             f"{cfg.init_from} is a {model.config.architecture}")
-        from zerochess.engine.models.transformer import grow
-
-        model = grow(model, attention_bias=True)
-    net_cfg = replace(model.config, **_overrides(cfg, ("dropout", "reach_mask")))
-    if net_cfg != model.config:
-        warm = build_model(net_cfg)
-        warm.load_state_dict(model.state_dict())
-        model = warm
-    return model
 
 
 def lr_factor(step: int, total: int, cfg: SuperviseConfig) -> float:
@@ -119,6 +95,23 @@ def grad_norms(model: PolicyValueModel) -> dict[str, float]:
     return out
 
 
+def load_data(data_dir: Path, split: str, in_memory: bool | None) -> PositionSet:
+    """A split of ``data_dir``, packed in memory (``in_memory`` True, or None and it fits
+    in half the memory available) or memory-mapped; the batches are the same either way."""
+    data = load_split(data_dir, split)
+    if len(data.shards) == 1 or in_memory is False:
+        return data
+    if in_memory:
+        return data.in_memory()  # a ValueError names shards that cannot be packed
+    if not fits_in_memory(data.nbytes()):
+        return data
+    try:
+        return data.in_memory()
+    except ValueError as e:  # shards of several producers: read them as they are
+        log.info("%s %s split stays memory-mapped: %s", data_dir, split, e)
+        return data
+
+
 def check_policy_distribution(data_dir, *sets: PositionSet) -> None:
     """Refuse the "sampler" policy target on data that holds only the played move."""
     if not all(d.has_policy_distribution for d in sets):
@@ -133,6 +126,7 @@ class Trainer:
 
     def __init__(self, cfg: SuperviseConfig, data_dir: str | os.PathLike,
                  run_dir: str | os.PathLike, resume: bool = False) -> None:
+        started = time.perf_counter()  # a budget (cfg.minutes) counts from here
         self.cfg = cfg
         self.data_dir = Path(data_dir)
         self.run_dir = Path(run_dir)
@@ -141,9 +135,14 @@ class Trainer:
             torch.set_num_threads(cfg.threads)
         self.device = resolve_device(cfg.device)
         self.amp = cfg.amp and self.device.type == "cuda" and torch.cuda.is_bf16_supported()
-        self.train_set: PositionSet = load_split(self.data_dir, "train")
-        self.val_set: PositionSet = load_split(self.data_dir, "val")
         self.fingerprint = data_fingerprint(self.data_dir)
+        resume_path = self.run_dir / "resume.pt"
+        if not resume and resume_path.exists():
+            raise ResumeError(f"{self.run_dir} already holds a run; pass --resume to continue "
+                              "it or choose another run directory")
+        saved = self._read_resume(resume_path) if resume else None
+        self.train_set: PositionSet = load_data(self.data_dir, "train", cfg.in_memory)
+        self.val_set: PositionSet = load_data(self.data_dir, "val", cfg.in_memory)
         self.sampler_target = cfg.policy_target == "sampler"
         if self.sampler_target:
             check_policy_distribution(self.data_dir, self.train_set, self.val_set)
@@ -151,35 +150,75 @@ class Trainer:
         if self.steps_per_epoch == 0:
             raise ValueError(f"batch_size {cfg.batch_size} exceeds the {len(self.train_set)} "
                              f"training samples in {self.data_dir}")
-        self.total_steps = cfg.steps or cfg.epochs * self.steps_per_epoch
         self.weights = LossWeights(cfg.policy_weight, cfg.value_weight, cfg.illegal_weight,
                                    cfg.illegal_penalty)
         torch.manual_seed(cfg.seed)
         self.model = initial_model(cfg).to(self.device)
         self.net_cfg = self.model.config
         self.opt = adamw(self.model, cfg.lr, cfg.weight_decay, BETAS)
-        self.sched = torch.optim.lr_scheduler.LambdaLR(
-            self.opt, lambda s: lr_factor(s, self.total_steps, cfg))
         self.step, self.epoch, self.index = 0, 0, 0
         self.best_val = math.inf
         self.metrics_path = self.run_dir / "metrics.jsonl"
-        resume_path = self.run_dir / "resume.pt"
-        if not resume and resume_path.exists():
-            raise ResumeError(f"{self.run_dir} already holds a run; pass --resume to continue "
-                              "it or choose another run directory")
         self.log_path = self.run_dir / "train.log"
         attach_log(log, self.log_path)
         try:
-            if resume:
-                self._load_resume(resume_path)
+            if saved is not None:
+                self.total_steps = saved.get("total_steps") or self._fixed_total()
             else:
                 self.metrics_path.write_text("")
+                self.total_steps = (self._budget_total(started) if cfg.minutes
+                                    else self._fixed_total())
+            self.sched = torch.optim.lr_scheduler.LambdaLR(
+                self.opt, lambda s: lr_factor(s, self.total_steps, cfg))
+            if saved is not None:
+                self._apply_resume(saved)
         except BaseException:
             detach_log(log, self.log_path)
             raise
         write_json_atomic(self.run_dir / "config.json",
                           {"supervise": cfg.to_dict(), "network": self.net_cfg.to_dict(),
-                           "data": str(self.data_dir), "data_fingerprint": self.fingerprint})
+                           "total_steps": self.total_steps, "data": str(self.data_dir),
+                           "data_fingerprint": self.fingerprint})
+
+    def _fixed_total(self) -> int:
+        return self.cfg.steps or self.cfg.epochs * self.steps_per_epoch
+
+    def _budget_total(self, started: float, probe_steps: int = 20) -> int:
+        """The total steps that end the schedule with the ``cfg.minutes`` budget counted
+        from ``started`` (at most ``cfg.steps``): ``probe_steps`` throwaway steps (fewer if
+        they would take over 5% of the budget; at least 3) time a step (weights, AdamW and
+        the RNG states are put back, so the run is the one ``steps`` = this total would
+        give), one validation of the starting network times a validation (and is logged
+        as step 0, where a warm start begins; the start is the first best.pt)."""
+        cfg = self.cfg
+        kept = (copy.deepcopy(self.model.state_dict()), copy.deepcopy(self.opt.state_dict()),
+                rng_state())
+        batches = iterate_batches(self.train_set, cfg.batch_size, cfg.seed,
+                                  with_target=self.sampler_target)
+        times: list[float] = []
+        probe_end = time.perf_counter() + cfg.minutes * 60 / 20  # at most 5% of the budget
+        while len(times) < 3 or (len(times) <= probe_steps and time.perf_counter() < probe_end):
+            t = time.perf_counter()  # gather too: the loader thread may not hide it
+            self._learn(next(batches), with_norms=False)
+            times.append(time.perf_counter() - t)
+        self.model.load_state_dict(kept[0])
+        self.opt.load_state_dict(kept[1])
+        set_rng_state(kept[2])
+        step_s = float(np.median(times[1:]))  # the first step warms caches up
+        t = time.perf_counter()
+        start = self.validate()
+        val_s = time.perf_counter() - t
+        self._emit({"type": "val", "step": 0, "epoch": 0, **start})
+        self.best_val = start["loss"]  # best.pt is the best network the run has seen,
+        self.save_network("best.pt", start)  # the start included (a warm start may be it)
+        every = cfg.val_every_steps or self.steps_per_epoch
+        left = cfg.minutes * 60 - (time.perf_counter() - started) - val_s  # the last validation
+        total = max(1, int(left / (step_s + val_s / every)))
+        if cfg.steps:
+            total = min(total, cfg.steps)
+        log.info("budget %.1f min: %.4f s a step, %.2f s a validation every %d steps: "
+                 "%d steps", cfg.minutes, step_s, val_s, every, total)
+        return total
 
     # -- bookkeeping -------------------------------------------------------------------
     def _emit(self, record: dict) -> None:
@@ -191,18 +230,22 @@ class Trainer:
             "model": self.model.state_dict(), "optimizer": self.opt.state_dict(),
             "scheduler": self.sched.state_dict(), "rng": rng_state(),
             "step": self.step, "epoch": self.epoch, "index": self.index,
-            "best_val": self.best_val})
+            "total_steps": self.total_steps, "best_val": self.best_val})
 
-    def _load_resume(self, path: Path) -> None:
+    def _read_resume(self, path: Path) -> dict:
         if not path.exists():
             raise ResumeError(f"{path}: nothing to resume (no resume.pt in the run directory)")
         s = load_state(path, RESUME_FORMAT, RESUME_VERSION, "training state", ResumeError)
         if s["data_fingerprint"] != self.fingerprint:
             raise ResumeError(f"{path}: the run was trained on other data than {self.data_dir}")
-        keep = {"stop_after_steps", "device", "threads", "prefetch"}  # may change on resume
+        # may change on resume: they change where and how fast, not what is computed
+        keep = {"stop_after_steps", "device", "threads", "prefetch", "in_memory"}
         diff = self.cfg.changed_fields(s["config"], keep, legacy={"policy_target": "played"})
         if diff:
             raise ResumeError(f"{path}: config differs from the saved run in {diff}")
+        return s
+
+    def _apply_resume(self, s: dict) -> None:
         self.model.load_state_dict(s["model"])
         self.opt.load_state_dict(s["optimizer"])
         self.sched.load_state_dict(s["scheduler"])
@@ -211,7 +254,8 @@ class Trainer:
         self.best_val = s["best_val"]
         # Drop metrics logged after the saved step: they will be logged again.
         keep_jsonl(self.metrics_path, lambda r: r["step"] <= self.step)
-        log.info("resumed at step %d (epoch %d, batch %d)", self.step, self.epoch, self.index)
+        log.info("resumed at step %d of %d (epoch %d, batch %d)", self.step, self.total_steps,
+                 self.epoch, self.index)
 
     def save_network(self, name: str, metrics: dict | None = None) -> Path:
         meta = {"step": self.step, "epoch": self.epoch, "data": str(self.data_dir),
@@ -234,6 +278,13 @@ class Trainer:
             return self.model(tokens)
 
     def train_step(self, b: Batch, with_norms: bool) -> dict[str, float]:
+        out = self._learn(b, with_norms)
+        self.sched.step()
+        return out
+
+    def _learn(self, b: Batch, with_norms: bool) -> dict[str, float]:
+        """One optimizer step on ``b`` at the current learning rate (the schedule is the
+        caller's)."""
         tokens, move, wdl, legal, _, target = self._to_device(b)
         self.model.train()
         policy, value = self._forward(tokens)
@@ -247,7 +298,6 @@ class Trainer:
             out["grad_total"] = float(torch.nn.utils.clip_grad_norm_(
                 self.model.parameters(), self.cfg.grad_clip))
         self.opt.step()
-        self.sched.step()
         return out
 
     def validate(self) -> dict[str, float]:
@@ -337,21 +387,24 @@ class Trainer:
 def validate_model(model: torch.nn.Module, val_set: PositionSet, cfg: SuperviseConfig,
                    device: torch.device, amp: bool = False) -> dict[str, float]:
     """The §1.5.3 metrics of ``model`` on the first ``cfg.val_max_samples`` of ``val_set``
-    (loss under cfg's weights and policy target) plus the legal-generation test."""
+    (loss under cfg's weights and policy target), on teacher-labelled data the agreement
+    with the teacher (``teacher_metrics``), and the legal-generation test."""
     model.eval()
     weights = LossWeights(cfg.policy_weight, cfg.value_weight, cfg.illegal_weight,
                           cfg.illegal_penalty)
     sampler = cfg.policy_target == "sampler"
-    sums = MetricSums(weights)
+    sums, teacher = MetricSums(weights), TeacherSums()
     n = min(len(val_set), cfg.val_max_samples)
     for start in range(0, n, cfg.batch_size):
         b = val_set.gather(np.arange(start, min(start + cfg.batch_size, n)), sampler)
         t = [None if a is None else torch.from_numpy(a).to(device)
-             for a in (b.tokens, b.move, b.wdl, b.legal, b.kind, b.target)]
+             for a in (b.tokens, b.move, b.wdl, b.legal, b.kind, b.target, b.best)]
         with torch.autocast(device.type, dtype=torch.bfloat16, enabled=amp):
             policy, value = model(t[0])
-        sums.update(policy, value, *t[1:])
-    out = sums.result()
+        sums.update(policy, value, *t[1:6])
+        if b.best is not None:
+            teacher.update(policy, value, t[3], t[2], t[6])
+    out = {**sums.result(), **teacher.result()}
     if cfg.legal_gen_games:
         gen = legal_generation_test(model, cfg.legal_gen_games, cfg.legal_gen_moves,
                                     seed=cfg.seed, device=device)
@@ -362,15 +415,16 @@ def validate_model(model: torch.nn.Module, val_set: PositionSet, cfg: SuperviseC
 
 def evaluate_checkpoint(path: str | os.PathLike, data_dir: str | os.PathLike,
                         cfg: SuperviseConfig) -> dict[str, float]:
-    """Validate a saved network on ``data_dir``'s val split, as a run would (to compare a new
-    network with the shipped one on the same held-out samples)."""
+    """Validate a saved network (a path, or "default" / "zero") on ``data_dir``'s val split,
+    as a run would (to compare a new network with the shipped one on the same held-out
+    samples); on teacher-labelled data with the teacher metrics."""
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     device = resolve_device(cfg.device)
     val_set = load_split(data_dir, "val")
     if cfg.policy_target == "sampler":
         check_policy_distribution(data_dir, val_set)
-    model, _ = load_checkpoint(path)
+    model, _ = load_checkpoint(network_path(str(path)))
     return validate_model(model.to(device), val_set, cfg, device)
 
 
