@@ -244,9 +244,9 @@ def test_cuda_evaluator_matches_cpu(precision):
 
 
 def test_one_device_chooser_serves_the_engine_and_the_trainers():
-    from zerochess.train.common import optim
+    from zerochess.train.supervised import trainer
 
-    assert optim.resolve_device is resolve_device
+    assert trainer.resolve_device is resolve_device
     auto = "cuda" if torch.cuda.is_available() else "cpu"
     assert resolve_device("auto").type == resolve_device(None).type == auto
     assert resolve_device("cpu") == torch.device("cpu")

@@ -1,3 +1,4 @@
 """Plumbing that supervised training, self-play and the data writers share, written once:
-atomic file writes, JSONL records, run logs, versioned state files, the optimizer and its
-schedule, the device choice. Nothing here knows about chess or a data format."""
+JSONL records, run logs, versioned state files, the optimizer and its schedule, worker
+pools. Nothing here knows about chess or a data format. (The atomic writer and the device
+chooser are the engine's: ``zerochess.engine.atomic``, ``zerochess.engine.torch_evaluator``.)"""

@@ -11,11 +11,7 @@ import math
 
 import torch
 
-# The one device chooser is the engine's; re-exported for train/supervised/trainer.py, which
-# still imports it from here.
-from zerochess.engine.torch_evaluator import resolve_device
-
-__all__ = ["adamw", "cosine", "resolve_device"]
+__all__ = ["adamw", "cosine"]
 
 
 def adamw(model: torch.nn.Module, lr: float, weight_decay: float,

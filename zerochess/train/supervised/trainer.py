@@ -42,11 +42,12 @@ from typing import Callable
 import numpy as np
 import torch
 
+from zerochess.engine.atomic import write_json_atomic
 from zerochess.engine.checkpoint import load_checkpoint, save_checkpoint
 from zerochess.engine.network import PolicyValueModel, param_count
-from zerochess.train.common.atomic import write_json_atomic
+from zerochess.engine.torch_evaluator import resolve_device
 from zerochess.train.common.jsonl import append_jsonl, keep_jsonl
-from zerochess.train.common.optim import adamw, cosine, resolve_device
+from zerochess.train.common.optim import adamw, cosine
 from zerochess.train.common.runlog import attach_log, detach_log
 from zerochess.train.common.state import load_state, rng_state, save_state, set_rng_state
 from zerochess.train.data.batches import Batch, PositionSet, Prefetcher, iterate_batches
