@@ -90,7 +90,8 @@ cdef inline bint is_castling(Move m) noexcept nogil:
 # Whether a castling is standard chess's (king on the e-file, rook in the corner): then its
 # UCI text without Chess960 and its policy index are the king's two-square move (e1g1).
 cdef inline bint is_standard_castling(Move m) noexcept nogil:
-    return (m & 7) == 4 and (((m >> 6) & 7) == 0 or ((m >> 6) & 7) == 7)
+    return ((m & CASTLING_FLAG) != 0 and (m & 7) == 4
+            and (((m >> 6) & 7) == 0 or ((m >> 6) & 7) == 7))
 
 # The king's destination of a castling (g-file for the h-side rook, c-file for the a-side).
 cdef inline int castling_king_to(Move m) noexcept nogil:

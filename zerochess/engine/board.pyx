@@ -681,7 +681,7 @@ cpdef str move_to_uci(Move m, bint chess960=False):
     ``chess960`` is set; without it, standard chess's castling is the king's two-square move
     (e1g1) and any other castling stays king-takes-rook, the one unambiguous text (as
     python-chess writes it)."""
-    if is_castling(m) and not chess960 and is_standard_castling(m):
+    if not chess960 and is_standard_castling(m):
         return square_name(move_from(m)) + square_name(castling_king_to(m))
     cdef str s = square_name(move_from(m)) + square_name(move_to(m))
     if move_promotion(m):
@@ -1030,6 +1030,11 @@ cdef class Board:
                         and wanted == make_move_code(frm, castling_king_to(moves[i]), 0))):
                 return moves[i]
         raise IllegalMoveError(f"illegal move {uci} in {self.fen()}")
+
+    def normalize_uci(self, str uci):
+        """The legal move ``uci`` written as this board writes it (castling per ``chess960``:
+        e1g1 and e1h1 name one move); raises like ``parse_uci``."""
+        return move_to_uci(self.parse_uci(uci), self.chess960)
 
     def push_uci(self, str uci):
         """Play a move given in UCI notation."""

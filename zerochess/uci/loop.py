@@ -120,10 +120,12 @@ class UciLoop:
             raise UciError(str(exc)) from None
         if option.name == "LogFile":
             _attach_log_file(self.options["LogFile"])
+        if option.name == "UCI_Chess960":
+            self.board.chess960 = self.options["UCI_Chess960"]
 
     def cmd_position(self, args):
         # Allowed while searching: the running search has its own copy of its position.
-        self.board = parse_position(args)
+        self.board = parse_position(args, self.options["UCI_Chess960"])
 
     def cmd_go(self, args):
         if self._job is not None:

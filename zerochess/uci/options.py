@@ -129,6 +129,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("Ponder", "check", False, "Think on the opponent's time (the GUI decides when)."),
     Option("UCI_ShowWDL", "check", False, "Add 'wdl W D L' (per mille) to info lines. Off by "
            "default because some GUIs reject the token."),
+    Option("UCI_Chess960", "check", False, "Chess960 castling in UCI text: king takes rook "
+           "(e1h1) instead of the king's two-square move (e1g1)."),
     Option("OwnBook", "check", False, "Play from the Polyglot opening book while it has moves."),
     Option("BookFile", "string", DEFAULT, "Polyglot .bin for OwnBook; <default> is the book "
            "shipped with zerochess."),
