@@ -24,6 +24,11 @@ Design, in brief:
   attacks the target square, as Polyglot specifies; ``Position.ep`` is normalised the same
   way. Repetition uses a variant that counts en passant only when the capture is legal
   (the FIDE rule, and python-chess's).
+* Castling follows Chess960's rules, standard chess being the case of king e, rooks a and h:
+  a right is a side of the king (h-side O-O, a-side O-O-O) plus its rook's square, and the
+  move is the king taking its own rook (a flag bit in the move code). FENs are read in
+  X-FEN and Shredder-FEN and written back in the form given; UCI text writes standard
+  castling as e1g1 unless the board's ``chess960`` asks for e1h1 (docs/chess960.md).
 """
 
 from libc.stdint cimport uint64_t, uint8_t, int8_t, int32_t
