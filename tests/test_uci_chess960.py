@@ -77,3 +77,20 @@ def test_a_bad_option_value_is_reported_and_changes_nothing(engine):
     assert any(l.startswith("info string error:") and "UCI_Chess960" in l for l in lines)
     engine.send(f"position fen {STANDARD}")
     assert bestmove(engine, "go nodes 16 searchmoves e1h1") == "e1g1"  # still off
+
+
+@pytest.mark.parametrize("chess960", [False, True])
+def test_a_book_castling_comes_in_the_options_form(engine, tmp_path, chess960):
+    from zerochess.book.polyglot import BookProber, write_book
+    from zerochess.engine import Board
+
+    book = tmp_path / "castle.bin"
+    write_book(book, {(Board(STANDARD).zobrist(), "e1h1"): 1})  # Polyglot: king takes rook
+    shredder = STANDARD.replace("KQkq", "HAha")
+    assert BookProber(book).probe(shredder, chess960=chess960) == ("e1h1" if chess960 else "e1g1")
+    engine.send(f"setoption name UCI_Chess960 value {'true' if chess960 else 'false'}")
+    engine.send("setoption name OwnBook value true")
+    engine.send(f"setoption name BookFile value {book}")
+    engine.sync()
+    engine.send(f"position fen {STANDARD}")
+    assert bestmove(engine, "go nodes 16") == ("e1h1" if chess960 else "e1g1")
