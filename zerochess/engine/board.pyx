@@ -68,6 +68,11 @@ cdef uint64_t RAYS[8][64]
 cdef uint64_t BETWEEN[64][64]       # squares strictly between two aligned squares, else 0
 cdef uint64_t LINE[64][64]          # the whole line through two aligned squares, else 0
 cdef uint64_t Z_PIECE[12][64]       # Polyglot keys by piece code and square
+# Castling by color, king file and rook file (both on the color's first rank): the squares that
+# must be empty (the king's and the rook's paths and destinations, less the two pieces) and
+# the squares the king crosses before its destination. Filled once; the generator's fast path.
+cdef uint64_t CASTLE_EMPTY[2][8][8]
+cdef uint64_t CASTLE_CROSSED[2][8][8]
 cdef uint64_t Z_CASTLE_RIGHT[4][8]  # key of castling right bit 0..3 with its rook on file 0..7
 cdef uint64_t Z_EP[8]
 cdef uint64_t Z_WHITE_TO_MOVE
@@ -121,6 +126,7 @@ cdef void _init_tables():
                 RAYS[d][sq] |= 1ULL << (nr * 8 + nf)
                 nf += DIR_DF[d]
                 nr += DIR_DR[d]
+    cdef int color, kf, rf, back, ksq, rsq, kto, rto
     for a in range(64):
         for b in range(64):
             BETWEEN[a][b] = 0
@@ -136,6 +142,17 @@ cdef void _init_tables():
                 nf += DIR_DF[d]
                 nr += DIR_DR[d]
 
+    for color in range(2):
+        back = 0 if color == WHITE else 56
+        for kf in range(8):
+            for rf in range(8):
+                ksq, rsq = back + kf, back + rf
+                kto = back + (6 if rf > kf else 2)
+                rto = back + (5 if rf > kf else 3)
+                CASTLE_EMPTY[color][kf][rf] = (
+                    BETWEEN[ksq][kto] | BETWEEN[rsq][rto] | (1ULL << kto) | (1ULL << rto)
+                    | BETWEEN[ksq][rsq]) & ~(1ULL << ksq) & ~(1ULL << rsq)
+                CASTLE_CROSSED[color][kf][rf] = BETWEEN[ksq][kto]
 
 cdef void _init_zobrist() except *:
     # The Polyglot random numbers are a published standard; python-chess (a runtime
@@ -366,32 +383,50 @@ cdef int generate_legal(const Position* p, Move* out) noexcept nogil:
     return n
 
 
+cdef inline bint _castling_path_safe(const Position* p, int them, uint64_t crossed, int kto,
+                                     uint64_t occ, uint64_t final_occ) noexcept nogil:
+    """No square the king crosses attacked (with the king lifted: `occ`), nor its
+    destination with king and rook on their new squares (`final_occ`)."""
+    while crossed:
+        if attackers_of(p, zc_lsb(crossed), them, occ):
+            return False
+        crossed &= crossed - 1
+    return not attackers_of(p, kto, them, final_occ)
+
+
 cdef int _castling_moves(const Position* p, Move* out, int n, int us, int ksq,
                          uint64_t occ) noexcept nogil:
-    cdef int them = us ^ 1, side, right, rsq, kto, rto, s
-    cdef int back = 0 if us == WHITE else 56
-    cdef uint64_t kbit = 1ULL << ksq, rbit, crossed, without
-    for side in range(2):                       # 0: O-O (h-side rook), 1: O-O-O (a-side)
-        right = 2 * us + side
-        if not (p.castling & (1 << right)):
-            continue
-        rsq = p.castle_rook[right]
-        kto = back + (6 if side == 0 else 2)
-        rto = back + (5 if side == 0 else 3)
-        rbit = 1ULL << rsq
-        without = occ ^ kbit ^ rbit
-        if without & (BETWEEN[ksq][kto] | BETWEEN[rsq][rto] | (1ULL << kto) | (1ULL << rto)):
-            continue
-        crossed = BETWEEN[ksq][kto]
-        while crossed:
-            s = zc_lsb(crossed)
-            crossed &= crossed - 1
-            if attackers_of(p, s, them, occ ^ kbit):
-                break
-        else:
-            if not attackers_of(p, kto, them, without | (1ULL << rto)):
+    cdef int them = us ^ 1, back = 0 if us == WHITE else 56
+    cdef int rsq
+    cdef uint64_t kbit = 1ULL << ksq
+    # Standard chess (king on e, rook in the corner) takes the short test it always had: the
+    # squares between empty, the two the king crosses or reaches not attacked. It is the
+    # general rule for that arrangement (with no check, lifting the king or moving the rook
+    # opens no line onto those squares), and it keeps standard move generation as fast.
+    if p.castling & (1 << (2 * us)):            # O-O: king to g, rook to f
+        rsq = p.castle_rook[2 * us]
+        if ksq == back + 4 and rsq == back + 7:
+            if (not (occ & (0x60ULL << back)) and not attackers_of(p, back + 5, them, occ)
+                    and not attackers_of(p, back + 6, them, occ)):
                 out[n] = make_move_code(ksq, rsq, 0) | CASTLING_FLAG
                 n += 1
+        elif not (occ & CASTLE_EMPTY[us][ksq & 7][rsq & 7]) and _castling_path_safe(
+                p, them, CASTLE_CROSSED[us][ksq & 7][rsq & 7], back + 6, occ ^ kbit,
+                (occ ^ kbit ^ (1ULL << rsq)) | (1ULL << (back + 5))):
+            out[n] = make_move_code(ksq, rsq, 0) | CASTLING_FLAG
+            n += 1
+    if p.castling & (2 << (2 * us)):            # O-O-O: king to c, rook to d
+        rsq = p.castle_rook[2 * us + 1]
+        if ksq == back + 4 and rsq == back:
+            if (not (occ & (0x0EULL << back)) and not attackers_of(p, back + 3, them, occ)
+                    and not attackers_of(p, back + 2, them, occ)):
+                out[n] = make_move_code(ksq, rsq, 0) | CASTLING_FLAG
+                n += 1
+        elif not (occ & CASTLE_EMPTY[us][ksq & 7][rsq & 7]) and _castling_path_safe(
+                p, them, CASTLE_CROSSED[us][ksq & 7][rsq & 7], back + 2, occ ^ kbit,
+                (occ ^ kbit ^ (1ULL << rsq)) | (1ULL << (back + 3))):
+            out[n] = make_move_code(ksq, rsq, 0) | CASTLING_FLAG
+            n += 1
     return n
 
 # ---------------------------------------------------------------------------------------
@@ -455,17 +490,21 @@ cdef void _refresh_guard(Position* p) noexcept nogil:
     p.castle_guard = guard
 
 
-cdef uint64_t _drop_rights(Position* p, uint64_t touched) noexcept nogil:
+cdef inline uint64_t _drop_rights(Position* p, uint64_t touched) noexcept nogil:
     """Drop the rights whose king or rook stands on a touched square (before the move is
-    made); returns the change of the key."""
-    cdef uint64_t before = _castle_key(p)
+    made) and refresh the guard, in one pass; returns the change of the key."""
+    cdef uint64_t delta = 0, guard = 0, pair
     cdef int i
     for i in range(4):
-        if (p.castling >> i) & 1 and (((touched >> p.castle_rook[i]) & 1)
-                                      or (touched & p.pieces[i >> 1][KING])):
-            p.castling &= ~(1 << i)
-    _refresh_guard(p)
-    return before ^ _castle_key(p)
+        if (p.castling >> i) & 1:
+            pair = (1ULL << p.castle_rook[i]) | p.pieces[i >> 1][KING]
+            if touched & pair:
+                p.castling &= ~(1 << i)
+                delta ^= Z_CASTLE_RIGHT[i][p.castle_rook[i] & 7]
+            else:
+                guard |= pair
+    p.castle_guard = guard
+    return delta
 
 
 cdef void make_move(Position* p, Move m, Undo* u) noexcept nogil:
@@ -490,13 +529,10 @@ cdef void make_move(Position* p, Move m, Undo* u) noexcept nogil:
 
     if m & CASTLING_FLAG:
         u.captured = NO_PIECE
-        key ^= _castle_key(p)
+        key ^= _drop_rights(p, 1ULL << frm)  # the king moves: both its rights go
         _castle(p, us, frm, to, castling_king_to(m))
         key ^= Z_PIECE[piece][frm] ^ Z_PIECE[piece][castling_king_to(m)]
         key ^= Z_PIECE[us * 6 + ROOK][to] ^ Z_PIECE[us * 6 + ROOK][_rook_to(m)]
-        p.castling &= ~(3 << (2 * us))
-        _refresh_guard(p)
-        key ^= _castle_key(p)
         if us == BLACK:
             p.fullmove += 1
         p.turn = them
