@@ -179,11 +179,14 @@ class BookProber:
     def __len__(self) -> int:
         return len(self._keys)
 
-    def entries(self, board: chess.Board | str) -> list[BookEntry]:
-        """The book's legal moves for a position (a ``chess.Board`` or a FEN), weights > 0,
-        in file order. Illegal entries (hash collisions, corrupt books) are skipped."""
+    def entries(self, board: chess.Board | str, chess960: bool = False) -> list[BookEntry]:
+        """The book's legal moves for a position (a ``chess.Board`` or a FEN, X-FEN or
+        Shredder-FEN), weights > 0, in file order. Illegal entries (hash collisions, corrupt
+        books) are skipped. Castling is written as Polyglot stores it, king takes rook
+        (e1h1), when ``chess960`` is set (UCI_Chess960), else as the king's two-square move."""
         if isinstance(board, str):
-            board = chess.Board() if board == "startpos" else chess.Board(board)
+            board = chess.Board(chess960=chess960) if board == "startpos" \
+                else chess.Board(board, chess960=chess960)
         key = chess.polyglot.zobrist_hash(board)
         found = []
         i = bisect_left(self._keys, key)
@@ -193,7 +196,7 @@ class BookProber:
             if weight <= 0:
                 continue
             from_square = (code >> 6) & 0x3F
-            uci = decode_move(code, board.piece_type_at(from_square) == chess.KING)
+            uci = decode_move(code, board.piece_type_at(from_square) == chess.KING and not chess960)
             try:
                 move = chess.Move.from_uci(uci)
             except ValueError:
@@ -202,12 +205,13 @@ class BookProber:
                 found.append(BookEntry(key, uci, weight))
         return found
 
-    def probe(self, board: chess.Board | str, rng: random.Random | None = None) -> str | None:
+    def probe(self, board: chess.Board | str, rng: random.Random | None = None,
+              chess960: bool = False) -> str | None:
         """A book move in UCI for the position, or None when the book has none.
 
         Moves are chosen with probability proportional to their weight; the same ``rng``
         state gives the same move, so games with a seeded engine are reproducible."""
-        found = self.entries(board)
+        found = self.entries(board, chess960)
         if not found:
             return None
         rng = rng or random.Random()

@@ -7,8 +7,11 @@
 from libc.stdint cimport uint64_t, uint16_t, uint8_t, int8_t, int32_t
 
 # A move in 16 bits: from (bits 0-5) | to (bits 6-11) | promotion piece type (bits 12-14,
-# 0 = none, else KNIGHT..QUEEN). Castling is the king's two-square move (e1g1), en passant
-# the pawn's diagonal move to the empty target square, exactly as UCI writes them.
+# 0 = none, else KNIGHT..QUEEN) | CASTLING_FLAG (bit 15). Castling is the king taking its
+# own rook (from = the king's square, to = the rook's square, flag set): one code for every
+# Chess960 castling, never equal to another move's code, and position-free to print (the
+# UCI text, e1g1 or e1h1, is chosen when it is written: move_to_uci). En passant is the
+# pawn's diagonal move to the empty target square, as UCI writes it.
 ctypedef uint16_t Move
 
 cdef enum:
@@ -24,10 +27,13 @@ cdef enum:
     NO_SQUARE = -1
     MAX_MOVES = 256        # more than the 218 legal moves of the richest known position
     # castling-right bits
+    # castling-right bits: OO is the right with the rook on the h-side of the king, OOO on
+    # the a-side (Chess960's two castlings; standard chess is the case king e, rooks h and a)
     WHITE_OO = 1
     WHITE_OOO = 2
     BLACK_OO = 4
     BLACK_OOO = 8
+    CASTLING_FLAG = 0x8000
 
 # Game status, in the order python-chess reports outcomes.
 cdef enum GameStatus:
@@ -45,16 +51,22 @@ ctypedef struct Position:
     int8_t squares[64]      # color * 6 + type, or NO_PIECE: O(1) "what is on this square"
     int32_t turn            # WHITE or BLACK
     int32_t castling        # WHITE_OO | WHITE_OOO | BLACK_OO | BLACK_OOO
+    int8_t castle_rook[4]   # square of the rook of each right bit (1, 2, 4, 8 -> 0..3),
+                            # meaningful while the bit is set (a right's rook never moves)
+    uint64_t castle_guard   # squares whose piece moving or being captured drops a right:
+                            # the rights' rooks and their kings (0 when no right is left)
     int32_t ep              # en passant target square, kept only when a pawn of the side
                             # to move attacks it (the Polyglot convention), else NO_SQUARE
     int32_t halfmove        # plies since the last capture or pawn move (fifty-move rule)
     int32_t fullmove
     uint64_t key            # Polyglot Zobrist key, updated incrementally; equals
-                            # chess.polyglot.zobrist_hash for every position
+                            # chess.polyglot.zobrist_hash for every position whose castling
+                            # rooks stand on the a- and h-files (all of standard chess)
 
 # What make_move needs to restore the position in unmake_move.
 ctypedef struct Undo:
     uint64_t key
+    uint64_t castle_guard
     int32_t castling
     int32_t ep
     int32_t halfmove
@@ -71,6 +83,19 @@ cdef inline int move_promotion(Move m) noexcept nogil:
 
 cdef inline Move make_move_code(int frm, int to, int promo) noexcept nogil:
     return <Move>(frm | (to << 6) | (promo << 12))
+
+cdef inline bint is_castling(Move m) noexcept nogil:
+    return (m & CASTLING_FLAG) != 0
+
+# Whether a castling is standard chess's (king on the e-file, rook in the corner): then its
+# UCI text without Chess960 and its policy index are the king's two-square move (e1g1).
+cdef inline bint is_standard_castling(Move m) noexcept nogil:
+    return ((m & CASTLING_FLAG) != 0 and (m & 7) == 4
+            and (((m >> 6) & 7) == 0 or ((m >> 6) & 7) == 7))
+
+# The king's destination of a castling (g-file for the h-side rook, c-file for the a-side).
+cdef inline int castling_king_to(Move m) noexcept nogil:
+    return ((m & 56) | 6) if ((m >> 6) & 63) > (m & 63) else ((m & 56) | 2)
 
 # Move generation and make/unmake.
 cdef int generate_legal(const Position* p, Move* out) noexcept nogil
@@ -92,6 +117,8 @@ cdef uint64_t perft(Position* p, int depth) noexcept nogil
 # can copy a game's position and repetition history straight out of it.
 cdef class Board:
     cdef Position pos
+    cdef public bint chess960   # UCI text of castling: king takes rook (e1h1) when set
+    cdef public bint shredder   # FEN castling field as Shredder-FEN (HAha) instead of X-FEN
     cdef Undo* undos          # undos[i] restores the position before moves[i]
     cdef Move* moves          # the moves pushed since the FEN, oldest first
     cdef uint64_t* history    # history[i]: repetition key of the position before moves[i]

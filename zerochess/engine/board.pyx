@@ -24,6 +24,11 @@ Design, in brief:
   attacks the target square, as Polyglot specifies; ``Position.ep`` is normalised the same
   way. Repetition uses a variant that counts en passant only when the capture is legal
   (the FIDE rule, and python-chess's).
+* Castling follows Chess960's rules, standard chess being the case of king e, rooks a and h:
+  a right is a side of the king (h-side O-O, a-side O-O-O) plus its rook's square, and the
+  move is the king taking its own rook (a flag bit in the move code). FENs are read in
+  X-FEN and Shredder-FEN and written back in the form given; UCI text writes standard
+  castling as e1g1 unless the board's ``chess960`` asks for e1h1 (docs/chess960.md).
 """
 
 from libc.stdint cimport uint64_t, uint8_t, int8_t, int32_t
@@ -62,9 +67,13 @@ cdef uint64_t PAWN_ATTACKS[2][64]   # squares a pawn of that color on that squar
 cdef uint64_t RAYS[8][64]
 cdef uint64_t BETWEEN[64][64]       # squares strictly between two aligned squares, else 0
 cdef uint64_t LINE[64][64]          # the whole line through two aligned squares, else 0
-cdef int32_t CASTLE_KEEP[64]        # castling rights kept when a move touches the square
 cdef uint64_t Z_PIECE[12][64]       # Polyglot keys by piece code and square
-cdef uint64_t Z_CASTLE[16]          # xor of the Polyglot castling keys of each rights set
+# Castling by color, king file and rook file (both on the color's first rank): the squares that
+# must be empty (the king's and the rook's paths and destinations, less the two pieces) and
+# the squares the king crosses before its destination. Filled once; the generator's fast path.
+cdef uint64_t CASTLE_EMPTY[2][8][8]
+cdef uint64_t CASTLE_CROSSED[2][8][8]
+cdef uint64_t Z_CASTLE_RIGHT[4][8]  # key of castling right bit 0..3 with its rook on file 0..7
 cdef uint64_t Z_EP[8]
 cdef uint64_t Z_WHITE_TO_MOVE
 
@@ -117,6 +126,7 @@ cdef void _init_tables():
                 RAYS[d][sq] |= 1ULL << (nr * 8 + nf)
                 nf += DIR_DF[d]
                 nr += DIR_DR[d]
+    cdef int color, kf, rf, back, ksq, rsq, kto, rto
     for a in range(64):
         for b in range(64):
             BETWEEN[a][b] = 0
@@ -131,33 +141,48 @@ cdef void _init_tables():
                 LINE[a][b] = RAYS[d][a] | RAYS[(d + 4) % 8][a] | (1ULL << a)
                 nf += DIR_DF[d]
                 nr += DIR_DR[d]
-    for sq in range(64):
-        CASTLE_KEEP[sq] = 15
-    CASTLE_KEEP[4] = 15 & ~(WHITE_OO | WHITE_OOO)     # e1
-    CASTLE_KEEP[7] = 15 & ~WHITE_OO                   # h1
-    CASTLE_KEEP[0] = 15 & ~WHITE_OOO                  # a1
-    CASTLE_KEEP[60] = 15 & ~(BLACK_OO | BLACK_OOO)    # e8
-    CASTLE_KEEP[63] = 15 & ~BLACK_OO                  # h8
-    CASTLE_KEEP[56] = 15 & ~BLACK_OOO                 # a8
 
+    for color in range(2):
+        back = 0 if color == WHITE else 56
+        for kf in range(8):
+            for rf in range(8):
+                ksq, rsq = back + kf, back + rf
+                kto = back + (6 if rf > kf else 2)
+                rto = back + (5 if rf > kf else 3)
+                CASTLE_EMPTY[color][kf][rf] = (
+                    BETWEEN[ksq][kto] | BETWEEN[rsq][rto] | (1ULL << kto) | (1ULL << rto)
+                    | BETWEEN[ksq][rsq]) & ~(1ULL << ksq) & ~(1ULL << rsq)
+                CASTLE_CROSSED[color][kf][rf] = BETWEEN[ksq][kto]
 
 cdef void _init_zobrist() except *:
     # The Polyglot random numbers are a published standard; python-chess (a runtime
     # dependency) carries them, so we read them rather than keep a second copy.
     from chess.polyglot import POLYGLOT_RANDOM_ARRAY as rnd
     global Z_WHITE_TO_MOVE
-    cdef int color, ptype, sq, kind, rights, bit
+    cdef int color, ptype, sq, kind, bit
     for color in range(2):
         for ptype in range(6):
             # Polyglot orders pieces black pawn, white pawn, black knight, ...
             kind = 2 * ptype + (1 if color == WHITE else 0)
             for sq in range(64):
                 Z_PIECE[color * 6 + ptype][sq] = rnd[64 * kind + sq]
-    for rights in range(16):
-        Z_CASTLE[rights] = 0
-        for bit in range(4):
-            if rights & (1 << bit):
-                Z_CASTLE[rights] ^= <uint64_t>rnd[768 + bit]
+    # A right whose rook stands in its corner (h-file for O-O, a-file for O-O-O: every right
+    # of standard chess) has Polyglot's key, as python-chess hashes it. Polyglot has no key
+    # for a Chess960 rook elsewhere (python-chess then hashes no right at all), but the
+    # transposition table and repetitions must tell such rights apart, so those get keys of
+    # their own: fixed numbers from a splitmix64 sequence.
+    cdef uint64_t mask = 0xFFFFFFFFFFFFFFFF
+    state = 0x960
+    for bit in range(4):
+        for sq in range(8):
+            if sq == (7 if bit % 2 == 0 else 0):
+                Z_CASTLE_RIGHT[bit][sq] = rnd[768 + bit]
+            else:
+                state = (state + 0x9E3779B97F4A7C15) & mask
+                z = state
+                z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
+                z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
+                Z_CASTLE_RIGHT[bit][sq] = z ^ (z >> 31)
     for sq in range(8):
         Z_EP[sq] = rnd[772 + sq]
     Z_WHITE_TO_MOVE = rnd[780]
@@ -347,28 +372,61 @@ cdef int generate_legal(const Position* p, Move* out) noexcept nogil:
                 out[n] = make_move_code(frm, p.ep, 0)
                 n += 1
 
-    # Castling: not out of check, through an attacked square, or into check. The rights
+    # Castling (Chess960's rules, standard chess being one case): not out of check; the
+    # squares between king and destination and between rook and destination empty but for
+    # these two pieces; no square the king crosses attacked, tested with the king lifted;
+    # the destination not attacked once both pieces stand on their new squares. The rights
     # imply king and rook stand on their original squares (kept so by make_move and the
     # FEN parser).
-    if not checkers:
-        if us == WHITE:
-            if (p.castling & WHITE_OO) and not (occ & 0x60) \
-                    and not attackers_of(p, 5, them, occ) and not attackers_of(p, 6, them, occ):
-                out[n] = make_move_code(4, 6, 0)
+    if not checkers and (p.castling & (3 << (2 * us))):
+        n = _castling_moves(p, out, n, us, ksq, occ)
+    return n
+
+
+cdef inline bint _castling_path_safe(const Position* p, int them, uint64_t crossed, int kto,
+                                     uint64_t occ, uint64_t final_occ) noexcept nogil:
+    """No square the king crosses attacked (with the king lifted: `occ`), nor its
+    destination with king and rook on their new squares (`final_occ`)."""
+    while crossed:
+        if attackers_of(p, zc_lsb(crossed), them, occ):
+            return False
+        crossed &= crossed - 1
+    return not attackers_of(p, kto, them, final_occ)
+
+
+cdef int _castling_moves(const Position* p, Move* out, int n, int us, int ksq,
+                         uint64_t occ) noexcept nogil:
+    cdef int them = us ^ 1, back = 0 if us == WHITE else 56
+    cdef int rsq
+    cdef uint64_t kbit = 1ULL << ksq
+    # Standard chess (king on e, rook in the corner) takes the short test it always had: the
+    # squares between empty, the two the king crosses or reaches not attacked. It is the
+    # general rule for that arrangement (with no check, lifting the king or moving the rook
+    # opens no line onto those squares), and it keeps standard move generation as fast.
+    if p.castling & (1 << (2 * us)):            # O-O: king to g, rook to f
+        rsq = p.castle_rook[2 * us]
+        if ksq == back + 4 and rsq == back + 7:
+            if (not (occ & (0x60ULL << back)) and not attackers_of(p, back + 5, them, occ)
+                    and not attackers_of(p, back + 6, them, occ)):
+                out[n] = make_move_code(ksq, rsq, 0) | CASTLING_FLAG
                 n += 1
-            if (p.castling & WHITE_OOO) and not (occ & 0x0E) \
-                    and not attackers_of(p, 3, them, occ) and not attackers_of(p, 2, them, occ):
-                out[n] = make_move_code(4, 2, 0)
+        elif not (occ & CASTLE_EMPTY[us][ksq & 7][rsq & 7]) and _castling_path_safe(
+                p, them, CASTLE_CROSSED[us][ksq & 7][rsq & 7], back + 6, occ ^ kbit,
+                (occ ^ kbit ^ (1ULL << rsq)) | (1ULL << (back + 5))):
+            out[n] = make_move_code(ksq, rsq, 0) | CASTLING_FLAG
+            n += 1
+    if p.castling & (2 << (2 * us)):            # O-O-O: king to c, rook to d
+        rsq = p.castle_rook[2 * us + 1]
+        if ksq == back + 4 and rsq == back:
+            if (not (occ & (0x0EULL << back)) and not attackers_of(p, back + 3, them, occ)
+                    and not attackers_of(p, back + 2, them, occ)):
+                out[n] = make_move_code(ksq, rsq, 0) | CASTLING_FLAG
                 n += 1
-        else:
-            if (p.castling & BLACK_OO) and not (occ & (0x60ULL << 56)) \
-                    and not attackers_of(p, 61, them, occ) and not attackers_of(p, 62, them, occ):
-                out[n] = make_move_code(60, 62, 0)
-                n += 1
-            if (p.castling & BLACK_OOO) and not (occ & (0x0EULL << 56)) \
-                    and not attackers_of(p, 59, them, occ) and not attackers_of(p, 58, them, occ):
-                out[n] = make_move_code(60, 58, 0)
-                n += 1
+        elif not (occ & CASTLE_EMPTY[us][ksq & 7][rsq & 7]) and _castling_path_safe(
+                p, them, CASTLE_CROSSED[us][ksq & 7][rsq & 7], back + 2, occ ^ kbit,
+                (occ ^ kbit ^ (1ULL << rsq)) | (1ULL << (back + 3))):
+            out[n] = make_move_code(ksq, rsq, 0) | CASTLING_FLAG
+            n += 1
     return n
 
 # ---------------------------------------------------------------------------------------
@@ -392,25 +450,100 @@ cdef inline void _remove(Position* p, int sq, int piece) noexcept nogil:
     p.squares[sq] = NO_PIECE
 
 
+cdef inline int _rook_to(Move m) noexcept nogil:
+    return castling_king_to(m) - 1 if (castling_king_to(m) & 7) == 6 else castling_king_to(m) + 1
+
+
+cdef inline void _castle(Position* p, int us, int king_from, int rook_from, int king_to) noexcept nogil:
+    """Move king and rook of a castling; both are lifted first because in Chess960 either
+    may land where the other stood."""
+    cdef int rook_to = king_to - 1 if (king_to & 7) == 6 else king_to + 1
+    _remove(p, king_from, us * 6 + KING)
+    _remove(p, rook_from, us * 6 + ROOK)
+    _put(p, king_to, us * 6 + KING)
+    _put(p, rook_to, us * 6 + ROOK)
+
+
+cdef inline void _uncastle(Position* p, int us, int king_from, int rook_from, int king_to) noexcept nogil:
+    cdef int rook_to = king_to - 1 if (king_to & 7) == 6 else king_to + 1
+    _remove(p, king_to, us * 6 + KING)
+    _remove(p, rook_to, us * 6 + ROOK)
+    _put(p, king_from, us * 6 + KING)
+    _put(p, rook_from, us * 6 + ROOK)
+
+
+cdef uint64_t _castle_key(const Position* p) noexcept nogil:
+    cdef uint64_t key = 0
+    cdef int i
+    for i in range(4):
+        if (p.castling >> i) & 1:
+            key ^= Z_CASTLE_RIGHT[i][p.castle_rook[i] & 7]
+    return key
+
+
+cdef void _refresh_guard(Position* p) noexcept nogil:
+    cdef uint64_t guard = 0
+    cdef int i
+    for i in range(4):
+        if (p.castling >> i) & 1:
+            guard |= (1ULL << p.castle_rook[i]) | p.pieces[i >> 1][KING]
+    p.castle_guard = guard
+
+
+cdef inline uint64_t _drop_rights(Position* p, uint64_t touched) noexcept nogil:
+    """Drop the rights whose king or rook stands on a touched square (before the move is
+    made) and refresh the guard, in one pass; returns the change of the key."""
+    cdef uint64_t delta = 0, guard = 0, pair
+    cdef int i
+    for i in range(4):
+        if (p.castling >> i) & 1:
+            pair = (1ULL << p.castle_rook[i]) | p.pieces[i >> 1][KING]
+            if touched & pair:
+                p.castling &= ~(1 << i)
+                delta ^= Z_CASTLE_RIGHT[i][p.castle_rook[i] & 7]
+            else:
+                guard |= pair
+    p.castle_guard = guard
+    return delta
+
+
 cdef void make_move(Position* p, Move m, Undo* u) noexcept nogil:
     cdef int us = p.turn, them = p.turn ^ 1
     cdef int frm = move_from(m), to = move_to(m), promo = move_promotion(m)
     cdef int piece = p.squares[frm]
     cdef int ptype = piece - 6 * us
     cdef int captured = p.squares[to]
-    cdef int capsq, ep, rook_from, rook_to
+    cdef int capsq, ep
     cdef uint64_t key = p.key
 
     u.key = p.key
+    u.castle_guard = p.castle_guard
     u.castling = p.castling
     u.ep = p.ep
     u.halfmove = p.halfmove
-    u.captured = <int8_t>captured
 
     if p.ep != NO_SQUARE:
         key ^= Z_EP[p.ep & 7]
     p.ep = NO_SQUARE
     p.halfmove += 1
+
+    if m & CASTLING_FLAG:
+        u.captured = NO_PIECE
+        key ^= _drop_rights(p, 1ULL << frm)  # the king moves: both its rights go
+        _castle(p, us, frm, to, castling_king_to(m))
+        key ^= Z_PIECE[piece][frm] ^ Z_PIECE[piece][castling_king_to(m)]
+        key ^= Z_PIECE[us * 6 + ROOK][to] ^ Z_PIECE[us * 6 + ROOK][_rook_to(m)]
+        if us == BLACK:
+            p.fullmove += 1
+        p.turn = them
+        p.key = key ^ Z_WHITE_TO_MOVE
+        return
+
+    u.captured = <int8_t>captured
+    # A right is lost when its king or rook moves or the rook is captured; decided before
+    # the pieces move, while the kings still stand where the guard says.
+    if p.castle_guard & ((1ULL << frm) | (1ULL << to)):
+        key ^= _drop_rights(p, (1ULL << frm) | (1ULL << to))
 
     if captured != NO_PIECE:
         _remove(p, to, captured)
@@ -436,21 +569,6 @@ cdef void make_move(Position* p, Move m, Undo* u) noexcept nogil:
     _put(p, to, piece)
     key ^= Z_PIECE[piece][to]
 
-    if ptype == KING and (to - frm == 2 or frm - to == 2):
-        if to > frm:
-            rook_from = frm + 3
-            rook_to = frm + 1
-        else:
-            rook_from = frm - 4
-            rook_to = frm - 1
-        _remove(p, rook_from, us * 6 + ROOK)
-        _put(p, rook_to, us * 6 + ROOK)
-        key ^= Z_PIECE[us * 6 + ROOK][rook_from] ^ Z_PIECE[us * 6 + ROOK][rook_to]
-
-    key ^= Z_CASTLE[p.castling]
-    p.castling &= CASTLE_KEEP[frm] & CASTLE_KEEP[to]
-    key ^= Z_CASTLE[p.castling]
-
     if us == BLACK:
         p.fullmove += 1
     p.turn = them
@@ -463,6 +581,16 @@ cdef void unmake_move(Position* p, Move m, const Undo* u) noexcept nogil:
     cdef int frm = move_from(m), to = move_to(m), promo = move_promotion(m)
     cdef int piece = p.squares[to]
     cdef int capsq
+    if m & CASTLING_FLAG:
+        _uncastle(p, us, frm, to, castling_king_to(m))
+        if us == BLACK:
+            p.fullmove -= 1
+        p.castling = u.castling
+        p.castle_guard = u.castle_guard
+        p.ep = u.ep
+        p.halfmove = u.halfmove
+        p.key = u.key
+        return
     if promo:
         _remove(p, to, piece)
         piece = us * 6 + PAWN
@@ -475,16 +603,10 @@ cdef void unmake_move(Position* p, Move m, const Undo* u) noexcept nogil:
     elif ptype == PAWN and to == u.ep and (to & 7) != (frm & 7):
         capsq = to - 8 if us == WHITE else to + 8
         _put(p, capsq, them * 6 + PAWN)
-    elif ptype == KING and (to - frm == 2 or frm - to == 2):
-        if to > frm:
-            _remove(p, frm + 1, us * 6 + ROOK)
-            _put(p, frm + 3, us * 6 + ROOK)
-        else:
-            _remove(p, frm - 1, us * 6 + ROOK)
-            _put(p, frm - 4, us * 6 + ROOK)
     if us == BLACK:
         p.fullmove -= 1
     p.castling = u.castling
+    p.castle_guard = u.castle_guard
     p.ep = u.ep
     p.halfmove = u.halfmove
     p.key = u.key
@@ -595,7 +717,13 @@ def parse_square(str name):
     return (ord(name[0]) - 97) + 8 * (ord(name[1]) - 49)
 
 
-cpdef str move_to_uci(Move m):
+cpdef str move_to_uci(Move m, bint chess960=False):
+    """UCI text of a move code. Castling is the king taking its rook (e1h1) when
+    ``chess960`` is set; without it, standard chess's castling is the king's two-square move
+    (e1g1) and any other castling stays king-takes-rook, the one unambiguous text (as
+    python-chess writes it)."""
+    if not chess960 and is_standard_castling(m):
+        return square_name(move_from(m)) + square_name(castling_king_to(m))
     cdef str s = square_name(move_from(m)) + square_name(move_to(m))
     if move_promotion(m):
         s += _PROMO_LETTERS[move_promotion(m)]
@@ -604,7 +732,8 @@ cpdef str move_to_uci(Move m):
 
 cdef int _parse_fen(object fen, Position* out) except -1:
     """Parse into `out` (a scratch struct) or raise InvalidFenError; never half-written
-    into a live board because callers copy `out` only on success."""
+    into a live board because callers copy `out` only on success. Returns 1 when the
+    castling field was Shredder-FEN, else 0."""
     if not isinstance(fen, str):
         raise InvalidFenError(f"FEN must be a string, got {type(fen).__name__}")
     parts = fen.split()
@@ -650,28 +779,7 @@ cdef int _parse_fen(object fen, Position* out) except -1:
     else:
         raise InvalidFenError(f"side to move must be 'w' or 'b', got {parts[1]!r}")
 
-    castling = parts[2]
-    out.castling = 0
-    if castling != "-":
-        for ch in castling:
-            bit = {"K": WHITE_OO, "Q": WHITE_OOO, "k": BLACK_OO, "q": BLACK_OOO}.get(ch)
-            if bit is None or out.castling & bit:
-                raise InvalidFenError(f"invalid castling field {castling!r}")
-            out.castling |= bit
-    # Rights without king and rook on their squares cannot be used; drop them (python-chess
-    # does the same), which keeps the move generator's assumption true.
-    if out.squares[4] != 6 * WHITE + KING:
-        out.castling &= ~(WHITE_OO | WHITE_OOO)
-    if out.squares[7] != 6 * WHITE + ROOK:
-        out.castling &= ~WHITE_OO
-    if out.squares[0] != 6 * WHITE + ROOK:
-        out.castling &= ~WHITE_OOO
-    if out.squares[60] != 6 * BLACK + KING:
-        out.castling &= ~(BLACK_OO | BLACK_OOO)
-    if out.squares[63] != 6 * BLACK + ROOK:
-        out.castling &= ~BLACK_OO
-    if out.squares[56] != 6 * BLACK + ROOK:
-        out.castling &= ~BLACK_OOO
+    shredder = _parse_castling(parts[2], out)
 
     out.ep = NO_SQUARE
     if parts[3] != "-":
@@ -710,7 +818,68 @@ cdef int _parse_fen(object fen, Position* out) except -1:
         raise InvalidFenError("the side not to move is in check")
 
     out.key = _compute_key(out)
-    return 0
+    return 1 if shredder else 0
+
+
+cdef bint _parse_castling(str field, Position* out) except -1:
+    """Set the rights of a castling field in X-FEN (K/Q: the outermost rook on that side of
+    the king, standard FEN being the case of rooks in the corners; or a file letter) or
+    Shredder-FEN (file letters only, HAha). Returns whether it was Shredder-FEN.
+
+    A right whose king is not on its first rank or whose rook is missing is dropped, as
+    python-chess does (a FEN written by hand or by an old tool may carry stale rights)."""
+    cdef int color, ksq, rsq, side, right, f
+    cdef uint64_t rooks, candidates
+    out.castling = 0
+    if field == "-":
+        out.castle_guard = 0
+        return False
+    for ch in field:
+        lower = ch.lower()
+        if lower not in "kqabcdefgh":
+            raise InvalidFenError(f"invalid castling field {field!r}")
+        color = WHITE if ch.isupper() else BLACK
+        ksq = king_square(out, color)
+        rooks = out.pieces[color][ROOK] & (RANK_1 if color == WHITE else RANK_8)
+        if (ksq >> 3) != (0 if color == WHITE else 7):
+            continue
+        if lower == "k" or lower == "q":
+            side = 0 if lower == "k" else 1
+            candidates = rooks & (~((2ULL << ksq) - 1) if side == 0 else ((1ULL << ksq) - 1))
+            if not candidates:
+                continue
+            rsq = zc_msb(candidates) if side == 0 else zc_lsb(candidates)
+        else:
+            f = ord(lower) - 97
+            rsq = (ksq & 56) + f
+            if f == (ksq & 7) or not (rooks >> rsq) & 1:
+                continue
+            side = 0 if f > (ksq & 7) else 1
+        right = 2 * color + side
+        if out.castling & (1 << right):
+            raise InvalidFenError(f"invalid castling field {field!r}: two rights on one side of a king")
+        out.castling |= 1 << right
+        out.castle_rook[right] = rsq
+    _refresh_guard(out)
+    return all(ch in "abcdefghABCDEFGH" for ch in field)
+
+
+cdef str _castling_field(const Position* p, bint shredder):
+    """The castling field in the form the board was given: Shredder-FEN file letters, or
+    X-FEN: K/Q unless another rook stands further out on that side (then the file letter)."""
+    cdef int right, rsq, color
+    cdef uint64_t rooks, outer
+    out = []
+    for right in range(4):
+        if not (p.castling >> right) & 1:
+            continue
+        color = right >> 1
+        rsq = p.castle_rook[right]
+        rooks = p.pieces[color][ROOK] & (RANK_1 if color == WHITE else RANK_8)
+        outer = rooks & (~((2ULL << rsq) - 1) if right % 2 == 0 else ((1ULL << rsq) - 1))
+        ch = "abcdefgh"[rsq & 7] if shredder or outer else ("k" if right % 2 == 0 else "q")
+        out.append(ch.upper() if color == WHITE else ch)
+    return "".join(out) or "-"
 
 
 cdef uint64_t _compute_key(const Position* p) noexcept nogil:
@@ -719,7 +888,7 @@ cdef uint64_t _compute_key(const Position* p) noexcept nogil:
     for sq in range(64):
         if p.squares[sq] != NO_PIECE:
             key ^= Z_PIECE[p.squares[sq]][sq]
-    key ^= Z_CASTLE[p.castling]
+    key ^= _castle_key(p)
     if p.ep != NO_SQUARE:
         key ^= Z_EP[p.ep & 7]
     if p.turn == WHITE:
@@ -759,6 +928,15 @@ cdef class Board:
 
     ``turn`` is True when White is to move (python-chess's convention). Bad input raises a
     ``ValueError`` subclass from ``zerochess.engine.errors`` and leaves the board unchanged.
+
+    Every board plays Chess960's castling rules (standard chess is their special case) and
+    reads X-FEN and Shredder-FEN; ``chess960`` only chooses how castling is written as UCI
+    text (king takes rook, e1h1, when set; the king's two-square move e1g1 otherwise), the
+    way the ``UCI_Chess960`` option asks. Castling is read in either form.
+
+    >>> b = Board("1r2k1r1/pppppppp/8/8/8/8/PPPPPPPP/1R2K1R1 w KQkq - 0 1", chess960=True)
+    >>> b.fen(shredder=True).split()[2], "e1b1" in b.legal_moves()
+    ('GBgb', True)
     """
 
     def __cinit__(self):
@@ -769,7 +947,8 @@ cdef class Board:
         self.capacity = 0
         self._reserve(64)
 
-    def __init__(self, fen=None):
+    def __init__(self, fen=None, chess960=False):
+        self.chess960 = chess960
         self.set_fen(STARTING_FEN if fen is None else fen)
 
     def __dealloc__(self):
@@ -805,16 +984,17 @@ cdef class Board:
     def set_fen(self, fen):
         """Set the position from a FEN (4 to 6 fields) and clear the move history."""
         cdef Position parsed
-        _parse_fen(fen, &parsed)
+        cdef int shredder = _parse_fen(fen, &parsed)
         self.pos = parsed
+        self.shredder = shredder
         self.ply = 0
 
-    def fen(self):
+    def fen(self, shredder=None):
         """FEN of the position; the en passant square is shown only when the capture is
-        legal (python-chess's default), so equal positions give equal FENs."""
-        castling = "".join(ch for bit, ch in ((WHITE_OO, "K"), (WHITE_OOO, "Q"),
-                                              (BLACK_OO, "k"), (BLACK_OOO, "q"))
-                           if self.pos.castling & bit) or "-"
+        legal (python-chess's default), so equal positions give equal FENs. The castling
+        field is in the form the FEN was given (``shredder`` overrides): X-FEN (KQkq, which
+        is standard FEN for standard chess) or Shredder-FEN (HAha)."""
+        castling = _castling_field(&self.pos, self.shredder if shredder is None else shredder)
         ep = square_name(self.pos.ep) if legal_en_passant(&self.pos) else "-"
         return (f"{_placement(&self.pos)} {'w' if self.pos.turn == WHITE else 'b'} "
                 f"{castling} {ep} {self.pos.halfmove} {self.pos.fullmove}")
@@ -825,6 +1005,8 @@ cdef class Board:
         other._reserve(self.capacity)
         other.pos = self.pos
         other.ply = self.ply
+        other.chess960 = self.chess960
+        other.shredder = self.shredder
         cdef int i
         for i in range(self.ply):
             other.undos[i] = self.undos[i]
@@ -850,16 +1032,16 @@ cdef class Board:
     @property
     def move_stack(self):
         """UCI strings of the moves pushed since the FEN, oldest first."""
-        return [move_to_uci(self.moves[i]) for i in range(self.ply)]
+        return [move_to_uci(self.moves[i], self.chess960) for i in range(self.ply)]
 
     def __len__(self):
         return self.ply
 
     def legal_moves(self):
-        """Legal moves as UCI strings (castling as the king's move, e.g. e1g1)."""
+        """Legal moves as UCI strings (castling as ``chess960`` says: e1h1 or e1g1)."""
         cdef Move moves[MAX_MOVES]
         cdef int i, n = generate_legal(&self.pos, moves)
-        return [move_to_uci(moves[i]) for i in range(n)]
+        return [move_to_uci(moves[i], self.chess960) for i in range(n)]
 
     def parse_uci(self, str uci):
         """The native move code of a legal UCI move; raises InvalidMoveError if the text is not
@@ -882,7 +1064,18 @@ cdef class Board:
         for i in range(n):
             if moves[i] == wanted:
                 return wanted
+            # castling: king takes rook (e1h1), or standard chess's king move (e1g1)
+            if is_castling(moves[i]) and not promo and (
+                    (moves[i] & 0x7FFF) == wanted
+                    or (is_standard_castling(moves[i])
+                        and wanted == make_move_code(frm, castling_king_to(moves[i]), 0))):
+                return moves[i]
         raise IllegalMoveError(f"illegal move {uci} in {self.fen()}")
+
+    def normalize_uci(self, str uci):
+        """The legal move ``uci`` written as this board writes it (castling per ``chess960``:
+        e1g1 and e1h1 name one move); raises like ``parse_uci``."""
+        return move_to_uci(self.parse_uci(uci), self.chess960)
 
     def push_uci(self, str uci):
         """Play a move given in UCI notation."""
@@ -896,14 +1089,16 @@ cdef class Board:
             raise IndexError("pop from a board with no moves pushed")
         self.ply -= 1
         unmake_move(&self.pos, self.moves[self.ply], &self.undos[self.ply])
-        return move_to_uci(self.moves[self.ply])
+        return move_to_uci(self.moves[self.ply], self.chess960)
 
     def peek(self):
         """The last move pushed, as UCI, or None."""
-        return move_to_uci(self.moves[self.ply - 1]) if self.ply else None
+        return move_to_uci(self.moves[self.ply - 1], self.chess960) if self.ply else None
 
     def zobrist(self):
-        """The Polyglot key; equals ``chess.polyglot.zobrist_hash`` of the same position."""
+        """The Polyglot key; equals ``chess.polyglot.zobrist_hash`` of the same position
+        whenever its castling rooks stand in the corners (always in standard chess; other
+        Chess960 rights have keys of their own, which python-chess does not hash)."""
         return self.pos.key
 
     def piece_at(self, int square):
@@ -976,7 +1171,7 @@ cdef class Board:
             with nogil:
                 count = perft(&p, depth - 1)
             unmake_move(&p, moves[i], &u)
-            result[move_to_uci(moves[i])] = count
+            result[move_to_uci(moves[i], self.chess960)] = count
         return result
 
     def __str__(self):

@@ -14,8 +14,8 @@ token      meaning                                                            va
 0..63      square a1..h8 in the mover's frame: empty, own P N B R Q K,        0..12
            opponent P N B R Q K
 64         side to move: White, Black                                          13, 14
-65         own O-O right: yes, no                                              15, 16
-66         own O-O-O right: yes, no                                            17, 18
+65         own O-O right (rook on the king's h-side): yes, no                  15, 16
+66         own O-O-O right (rook on the king's a-side): yes, no                17, 18
 67         opponent O-O right: yes, no                                         19, 20
 68         opponent O-O-O right: yes, no                                       21, 22
 69         en passant: none, or the target file a..h when a legal en          23, 24..31
@@ -24,6 +24,20 @@ token      meaning                                                            va
 71         repetition: position not seen before in the game, seen before      42, 43
 =========  =================================================================  ==========
 
+Chess960: castling rights are encoded relative to the king, as X-FEN writes them: a right
+on the king's h-side (O-O) or a-side (O-O-O), meaning the outermost rook on that side of the
+king on its first rank; the squares already show where king and rooks stand. Why not a rook
+file per right or a marked rook square: both need token values today's networks never saw
+(their embeddings have 44 rows, and the policy head's reach table is indexed by square
+token), so they would have to be clamped away anyway, while rights relative to the king are
+the same four tokens with the same meaning: standard chess encodes byte for byte as before
+(its rights are the corner rooks, the outermost ones; tested), and a network trained on
+standard chess reads a Chess960 position's rights as "may castle that way". The one case
+this leaves ambiguous is an inner rook holding the right while another rook of the same
+side stands further out on the first rank (X-FEN then writes a file letter): rare, reached
+only by play, and the network still sees exactly which castlings are legal, because the
+policy is read over the legal moves.
+
 The seed's 69-token layout (64 squares, side, four castling rights) could not see en
 passant, the fifty-move counter or repetitions, so its network could not know that a
 capture en passant is legal or that a position is about to be drawn; tokens 69-71 fix that.
@@ -31,7 +45,13 @@ capture en passant is legal or that a position is about to be drawn; tokens 69-7
 Policy: ``POLICY_SIZE`` = 4168 indices, also in the mover's frame.
 
 * ``from * 64 + to`` (0..4095) for every move except underpromotions: queen promotions
-  included, castling as the king's two-square move (e1g1).
+  included, standard chess's castling (king on the e-file, rook in the corner) as the
+  king's two-square move (e1g1), any other Chess960 castling as the king taking its rook
+  (b1a1, f1h1). The king's destination would not do in Chess960: a king on f1 castling
+  with the h1 rook lands on g1, where its ordinary one-square move also goes; no other
+  move goes from the king to its own rook, so that index is free. (Training a network on
+  Chess960 games would also need the transformer's reach table, which knows only e1g1 and
+  e1c1 as castling; playing needs nothing, because the engine reads legal moves' logits only.)
 * ``4096 + ((from_file * 3 + (to_file - from_file + 1)) * 3 + piece)`` for underpromotions,
   piece 0 = knight, 1 = bishop, 2 = rook (4096..4167). In the mover's frame a promotion
   always goes from rank 7 to rank 8, so file and direction identify it.
@@ -47,7 +67,8 @@ from libc.stdint cimport uint8_t, int32_t
 from zerochess.engine.board cimport (
     Board, Position, Move, WHITE, BLACK, KNIGHT, BISHOP, ROOK, NO_PIECE, MAX_MOVES,
     WHITE_OO, WHITE_OOO, BLACK_OO, BLACK_OOO, generate_legal, legal_en_passant,
-    repetition_count, move_from, move_to, move_promotion)
+    repetition_count, move_from, move_to, move_promotion, castling_king_to,
+    is_standard_castling)
 import zerochess.engine.layout as layout
 from zerochess.engine.board import move_to_uci
 
@@ -92,7 +113,7 @@ cdef void encode_position(const Position* p, bint repeated, uint8_t* out) noexce
 cdef int32_t move_index(const Position* p, Move m) noexcept nogil:
     cdef int flip = 0 if p.turn == WHITE else 56
     cdef int frm = move_from(m) ^ flip
-    cdef int to = move_to(m) ^ flip
+    cdef int to = (castling_king_to(m) if is_standard_castling(m) else move_to(m)) ^ flip
     cdef int promo = move_promotion(m)
     if promo == KNIGHT or promo == BISHOP or promo == ROOK:
         return N_FROM_TO + ((frm & 7) * 3 + ((to & 7) - (frm & 7) + 1)) * 3 + (promo - KNIGHT)
@@ -131,5 +152,5 @@ def index_to_move(Board board, int index):
         raise ValueError(f"policy index {index} outside 0..{POLICY_SIZE - 1}")
     for i in range(n):
         if move_index(&board.pos, moves[i]) == index:
-            return move_to_uci(moves[i])
+            return move_to_uci(moves[i], board.chess960)
     raise ValueError(f"no legal move has policy index {index} in {board.fen()}")

@@ -27,6 +27,8 @@ def report(result: MatchResult) -> list[str]:
     if est.games:
         lines.append(est.summary())
     forfeits = result.forfeit_counts()
+    if any(g.opening.chess960 for g in result.games):
+        lines.append("variant: Chess960 (UCI_Chess960 on, castling as king takes rook)")
     lines.append(f"forfeits: {sum(forfeits.values())}")
     for (name, reason), n in sorted(forfeits.items()):
         lines.append(f"  {n} x {name}: {reason}")
@@ -56,6 +58,10 @@ def report(result: MatchResult) -> list[str]:
 @click.option("--openings-plies", type=click.IntRange(0), help="PGN openings: at most N plies.")
 @click.option("--openings-start", type=click.IntRange(1), default=1, show_default=True,
               help="1-based index of the first opening.")
+@click.option("--variant", type=click.Choice(["standard", "chess960", "fischerandom"]),
+              help="Chess960 (fastchess and cutechess call it fischerandom): castling from any "
+                   "start, UCI_Chess960 set on both engines. Default: chess960 when an "
+                   "opening has Chess960 castling rights (FRC/DFRC suites), else standard.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random order.")
 @click.option("--concurrency", type=click.IntRange(1), default=1, show_default=True,
               help="Games played at once.")
@@ -76,7 +82,7 @@ def report(result: MatchResult) -> list[str]:
 @click.option("--fail-on-forfeit", is_flag=True, help="Exit with status 1 if any game was forfeited.")
 @click.option("--progress/--no-progress", default=True, help="Show a progress bar.")
 def match(engines, options, games, tc, nodes, movetime, openings, openings_order, openings_plies,
-          openings_start, seed, concurrency, pgn_out, event, timemargin, move_timeout,
+          openings_start, variant, seed, concurrency, pgn_out, event, timemargin, move_timeout,
           draw_adjudication, resign_adjudication, maxmoves, sprt, engine_stderr,
           fail_on_forfeit, progress):
     """Play a match between two UCI engines and report W/D/L, score and Elo difference.
@@ -97,7 +103,8 @@ def match(engines, options, games, tc, nodes, movetime, openings, openings_order
             draw=parse_fields(draw_adjudication, DrawAdjudication) if draw_adjudication else None,
             resign=parse_fields(resign_adjudication, ResignAdjudication) if resign_adjudication else None,
             maxmoves=maxmoves, sprt=parse_sprt(sprt) if sprt else None,
-            engine_stderr=engine_stderr)
+            engine_stderr=engine_stderr,
+            variant="chess960" if variant == "fischerandom" else variant)
         config.validate()
     except MatchConfigError as exc:
         raise click.UsageError(str(exc)) from None

@@ -122,6 +122,7 @@ class MatchConfig:
     maxmoves: int | None = None  # draw after this many moves (full moves)
     sprt: object | None = None  # a stats.Sprt: stop when it decides
     engine_stderr: bool = False  # let engines' stderr through (default: discarded)
+    variant: str | None = None  # "standard", "chess960", or None: as the openings need
 
     def validate(self) -> None:
         if len(self.engines) != 2:
@@ -135,6 +136,11 @@ class MatchConfig:
             raise MatchConfigError("games and concurrency must be at least 1")
         if self.openings_order not in ("sequential", "random"):
             raise MatchConfigError("openings order must be 'sequential' or 'random'")
+        if self.variant not in (None, "standard", "chess960"):
+            raise MatchConfigError(f"variant must be 'standard' or 'chess960', got {self.variant!r}")
+        if self.variant == "chess960" and not self.openings:
+            raise MatchConfigError("a Chess960 match needs --openings with Chess960 start "
+                                   "positions, e.g. books/FRC_openings.epd")
 
 
 def apply_option(engines: list[EngineSpec], text: str) -> None:

@@ -25,8 +25,12 @@ class EngineStartError(RuntimeError):
 class EngineProcess:
     """One running engine. ``play`` is timed by the caller; ``new_game`` is untimed."""
 
-    def __init__(self, spec: EngineSpec, start_timeout: float = 30.0, stderr: bool = False):
+    def __init__(self, spec: EngineSpec, start_timeout: float = 30.0, stderr: bool = False,
+                 chess960: bool = False):
         self.spec = spec
+        # Chess960 games need the engine's UCI_Chess960; python-chess sets it before every
+        # `go` from the board (and writes castling as king takes rook), we check it is there.
+        self.chess960 = chess960
         self.start_timeout = start_timeout
         self.stderr = stderr
         self.transport: asyncio.SubprocessTransport | None = None
@@ -56,6 +60,10 @@ class EngineProcess:
         except (OSError, chess.engine.EngineError, chess.engine.EngineTerminatedError) as exc:
             await self.kill()
             raise EngineStartError(f"engine {name}: cannot start {self.spec.command}: {exc}") from None
+        if self.chess960 and "UCI_Chess960" not in self.protocol.options:
+            await self.kill()
+            raise EngineStartError(f"engine {name} does not declare UCI_Chess960, so it cannot "
+                                   "play Chess960 openings")
         try:
             await asyncio.wait_for(self.protocol.configure(self.spec.options), self.start_timeout)
             await asyncio.wait_for(self.protocol.ping(), self.start_timeout)

@@ -24,9 +24,11 @@ def game_pgn(record: GameRecord, config: MatchConfig, site: str = "?") -> chess.
     h["White"] = record.white
     h["Black"] = record.black
     h["Result"] = record.result
-    root = chess.Board(record.opening.fen)
-    if root.fen() != chess.STARTING_FEN:
-        game.setup(root)  # FEN and SetUp "1"
+    root = record.opening.board()
+    for _ in record.opening.moves:
+        root.pop()
+    if root.fen() != chess.STARTING_FEN or root.chess960:
+        game.setup(root)  # FEN and SetUp "1"; Variant "Chess960" for a Chess960 board
     if config.tc:
         h["TimeControl"] = config.tc.pgn()
     else:

@@ -75,7 +75,7 @@ class MatchResult:
 def schedule(config: MatchConfig) -> list[GameRecord]:
     """The games to play, in order: pairs of (A white, B white) on the same opening."""
     if config.openings:
-        openings = load_openings(config.openings, config.openings_plies)
+        openings = load_openings(config.openings, config.openings_plies, config.variant)
     else:
         openings = [STARTPOS]
     pairs = (config.games + 1) // 2
@@ -92,7 +92,7 @@ def schedule(config: MatchConfig) -> list[GameRecord]:
 
 
 async def _worker(config: MatchConfig, queue: asyncio.Queue, done: Callable[[GameRecord], None],
-                  first: dict[str, EngineProcess] | None) -> None:
+                  first: dict[str, EngineProcess] | None, chess960: bool) -> None:
     processes = first or {}
     try:
         while True:
@@ -105,7 +105,7 @@ async def _worker(config: MatchConfig, queue: asyncio.Queue, done: Callable[[Gam
                 proc = processes.get(name)
                 if proc is None or not proc.alive:
                     spec = next(s for s in config.engines if s.name == name)
-                    proc = EngineProcess(spec, config.start_timeout, config.engine_stderr)
+                    proc = EngineProcess(spec, config.start_timeout, config.engine_stderr, chess960)
                     try:
                         await proc.start()
                     except EngineStartError as exc:
@@ -131,6 +131,7 @@ async def _worker(config: MatchConfig, queue: asyncio.Queue, done: Callable[[Gam
 async def _run(config: MatchConfig, on_game: Callable[[GameRecord], None] | None) -> MatchResult:
     result = MatchResult(config)
     pending = schedule(config)
+    chess960 = any(record.opening.chess960 for record in pending)
     queue: asyncio.Queue = asyncio.Queue()
     for record in pending:
         queue.put_nowait(record)
@@ -140,7 +141,8 @@ async def _run(config: MatchConfig, on_game: Callable[[GameRecord], None] | None
     first: dict[str, EngineProcess] = {}
     try:
         for spec in config.engines:
-            first[spec.name] = EngineProcess(spec, config.start_timeout, config.engine_stderr)
+            first[spec.name] = EngineProcess(spec, config.start_timeout, config.engine_stderr,
+                                             chess960)
             await first[spec.name].start()
     except EngineStartError as exc:
         for proc in first.values():
@@ -166,7 +168,7 @@ async def _run(config: MatchConfig, on_game: Callable[[GameRecord], None] | None
                     queue.get_nowait()
 
     try:
-        workers = [_worker(config, queue, done, first if k == 0 else None)
+        workers = [_worker(config, queue, done, first if k == 0 else None, chess960)
                    for k in range(min(config.concurrency, len(pending)))]
         await asyncio.gather(*workers)
     finally:

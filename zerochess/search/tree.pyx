@@ -418,7 +418,7 @@ cdef class Tree:
         }
         for i in range(n):
             e = &self.data.edges[r.first_edge + i]
-            out["moves"].append(move_to_uci(e.move))
+            out["moves"].append(move_to_uci(e.move, self.root_board.chess960))
             out["index"][i] = move_index(&self.data.root_pos, e.move)
             out["prior"][i] = e.prior
             if e.child >= 0:
@@ -467,7 +467,7 @@ cdef class Tree:
         if r.state != EXPANDED or not 0 <= root_edge < r.n_edges:
             return []
         e = &self.data.edges[r.first_edge + root_edge]
-        line = [move_to_uci(e.move)]
+        line = [move_to_uci(e.move, self.root_board.chess960)]
         idx = e.child
         while idx >= 0 and len(line) < max_len:
             b = best_child_edge(&self.data, idx)
@@ -477,7 +477,7 @@ cdef class Tree:
             if e.child < 0 or (self.data.nodes[e.child].visits == 0
                                and self.data.nodes[e.child].proven == PROVEN_NONE):
                 break                      # a mate found at expansion is proven unvisited
-            line.append(move_to_uci(e.move))
+            line.append(move_to_uci(e.move, self.root_board.chess960))
             idx = e.child
         return line
 

@@ -15,8 +15,12 @@ class UciError(ValueError):
     """A command the engine cannot accept; the message is shown to the user."""
 
 
-def parse_position(args: list[str]) -> Board:
-    """``position startpos|fen FEN [moves m1 m2 ...]`` -> a Board with the moves pushed."""
+def parse_position(args: list[str], chess960: bool = False) -> Board:
+    """``position startpos|fen FEN [moves m1 m2 ...]`` -> a Board with the moves pushed.
+
+    The FEN may be X-FEN or Shredder-FEN; moves may write castling as king takes rook (e1h1)
+    or, in standard chess, as the king's two-square move (e1g1). ``chess960`` (the
+    ``UCI_Chess960`` option) sets the form the board writes castling in from then on."""
     if not args:
         raise UciError("position needs 'startpos' or 'fen <FEN>'")
     if "moves" in args:
@@ -33,7 +37,7 @@ def parse_position(args: list[str]) -> Board:
     else:
         raise UciError(f"position needs 'startpos' or 'fen <FEN>', got {spec[0]!r}")
     try:
-        board = Board(fen)
+        board = Board(fen, chess960=chess960)
     except ValueError as exc:
         raise UciError(f"invalid FEN: {exc}") from None
     for ply, move in enumerate(moves, start=1):
@@ -87,8 +91,12 @@ def parse_go(args: list[str], board: Board | None = None) -> GoParams:
             if not moves:
                 raise UciError("go: searchmoves needs at least one move")
             if board is not None:
-                legal = set(board.legal_moves())
-                bad = [m for m in moves if m not in legal]
+                bad = []
+                for k, move in enumerate(moves):
+                    try:  # castling may come in either form (e1g1, e1h1): keep the board's
+                        moves[k] = board.normalize_uci(move)
+                    except ValueError:
+                        bad.append(move)
                 if bad:
                     raise UciError(f"go: searchmoves has moves that are not legal here: {' '.join(bad)}")
             params.searchmoves = tuple(dict.fromkeys(moves))

@@ -149,10 +149,12 @@ class UciLoop:
             _attach_log_file(self.options["LogFile"])
         elif option.name == "Clear Hash" and self.player.search is not None:
             self.player.search.new_game()   # the tree and the cache; options and RNGs stay
+        elif option.name == "UCI_Chess960":
+            self.board.chess960 = self.options["UCI_Chess960"]
 
     def cmd_position(self, args):
         # Allowed while searching: the running search has its own copy of its position.
-        self.board = parse_position(args)
+        self.board = parse_position(args, self.options["UCI_Chess960"])
 
     def cmd_go(self, args):
         if self._job is not None:

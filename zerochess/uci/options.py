@@ -155,6 +155,8 @@ OPTIONS: tuple[Option, ...] = (
            "Zero's format (Nibbler and BanksiaGUI show them as a table; docs/uci.md)."),
     Option("LogLiveStats", "check", False, "The VerboseMoveStats lines with every info "
            "update, not only before bestmove."),
+    Option("UCI_Chess960", "check", False, "Chess960 castling in UCI text: king takes rook "
+           "(e1h1) instead of the king's two-square move (e1g1)."),
     Option("OwnBook", "check", False, "Play from the Polyglot opening book while it has moves."),
     Option("BookFile", "string", DEFAULT, "Polyglot .bin for OwnBook; <default> is the book "
            "shipped with zerochess."),

@@ -191,7 +191,7 @@ class Player:
             on_done(None, None)
             return
         if self.book is not None and not (params.ponder or params.infinite):
-            move = self.book.probe(board.fen(), self.rng)
+            move = self.book.probe(board.fen(), self.rng, chess960=board.chess960)
             if move is not None and move in legal:
                 log.info("book move %s", move)
                 on_done(move, None)
