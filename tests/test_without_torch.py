@@ -104,9 +104,11 @@ def _zerochess(env, *args, timeout=300):
 def test_bench_with_the_shipped_network_runs_without_torch(no_torch_env):
     run = _zerochess(no_torch_env, "bench", "--backend", "default", "--nodes", "64")
     assert run.returncode == 0, run.stderr[-2000:]
-    nodes, signature = run.stdout.splitlines()
+    nodes, signature, *stockfish_style = run.stdout.splitlines()
     assert nodes.startswith("nodes ") and int(nodes.split()[1]) >= 64 * 8
     assert signature.startswith("signature ")
+    assert [line.split(":")[0].strip() for line in stockfish_style] == [
+        "=" * 27, "Total time (ms)", "Nodes searched", "Nodes/second"]  # as Stockfish prints
 
 
 def test_perft_runs_without_torch(no_torch_env):
