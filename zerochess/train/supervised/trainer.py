@@ -366,6 +366,13 @@ class Trainer:
         log.info("run %s: %s, %d params, %d train / %d val samples, %d steps (%d per epoch) on %s",
                  self.run_dir, self.net_cfg, param_count(self.model), len(self.train_set),
                  len(self.val_set), self.total_steps, self.steps_per_epoch, self.device)
+        total_weight = sum(s.spec.weight for s in self.sets)
+        for s, train, val in zip(self.sets, self.train_sets, self.val_sets):
+            held = "in memory" if train.shards[0].source.get("kind") == "packed" else "memory-mapped"
+            what = (f"snapshot of {len(s.shards['train']) + len(s.shards['val'])} shards"
+                    if s.shards else "complete")
+            log.info("data %s (%s): weight %.3g, %d train / %d val samples, %s, %s", s.name,
+                     s.spec.path, s.spec.weight / total_weight, len(train), len(val), what, held)
         stop = min(self.total_steps, cfg.stop_after_steps or self.total_steps)
         loader = Prefetcher(self.batches(self.epoch, self.index, self.step), depth=cfg.prefetch)
         val: dict = {}
