@@ -2,21 +2,25 @@
 
 The data set may come from random play (phase 1, the default), a teacher engine or
 self-play: every shard holds tokens, a WDL target and a sparse policy target
-(``zerochess.train.data.format``), which is all a step needs. It is held in memory when it
-fits (``data/packed.py``), else read memory-mapped. A run starts from a preset or warm from
+(``zerochess.train.data.format``), which is all a step needs. Several sets train at once,
+each batch drawn from them in proportion to their weights (``data/mixture.py``); a set
+still being written trains as a recorded snapshot of its finished shards. The data are held
+in memory when they fit (``data/packed.py``), else read memory-mapped. A run starts from a preset or warm from
 a checkpoint, grown as asked (``warmstart.py``), and lasts ``steps``, ``epochs`` or a
 wall-clock budget (``minutes``: the total steps are fixed once, from a probe, and stored).
 
 A run directory holds::
 
-    config.json      the SuperviseConfig, network config and total steps of the run
+    config.json      the SuperviseConfig, network config and total steps of the run, and
+                     every data set's path, weight, fingerprint (and snapshot shard list)
     train.log        human-readable log (what the progress bar showed, and more)
     metrics.jsonl    one JSON object per line: {"type": "train", ...} every log_every_steps,
                      {"type": "val", ...} at every validation (plotted by `train report`;
                      with a budget, step 0 is the starting network's)
     resume.pt        full training state: model, AdamW, schedule and its total steps, RNG
                      states (torch, numpy, python), data position (epoch, batch index; the
-                     order is a function of seed and epoch), best validation loss
+                     order is a function of seed and epoch, a mixture's of seed and step),
+                     the data sets' record, best validation loss
     best.pt          network checkpoint (zerochess.engine.checkpoint) at best validation loss
     epoch-NNNN.pt    network checkpoint every checkpoint_every_epochs epochs
     final.pt         network checkpoint at the end of the run
@@ -141,7 +145,6 @@ class Trainer:
                               "it or choose another run directory")
         saved = self._read_resume(resume_path) if resume else None
         self.sets = open_sets(cfg.data, cfg.snapshot, saved and saved.get("data_sets"))
-        self.data_dir = self.sets[0].spec.path if len(self.sets) == 1 else None
         self.fingerprint = combined_fingerprint(self.sets)
         if saved is not None:
             self._check_data(saved, resume_path)
