@@ -231,3 +231,13 @@ def test_a_set_still_being_written_trains_as_a_recorded_snapshot(two_sets, tmp_p
     header.write_text(json.dumps(h))
     with pytest.raises(ResumeError, match="recorded from its snapshot of .*growing changed"):
         Trainer(cfg.replace(snapshot=True, steps=8), data, tmp_path / "run", resume=True)
+
+
+def test_the_r8_config_warm_starts_r7_on_both_sets_in_proportion():
+    cfg = SuperviseConfig.from_file(Path(__file__).resolve().parent.parent / "docs" / "configs" / "r8.toml")
+    assert cfg.init_from == "default" and cfg.snapshot and cfg.minutes and cfg.steps is None
+    assert cfg.data == ["runs/label-d4:0.85", "runs/label-eg:0.15"]
+    r7 = SuperviseConfig.from_file(Path(__file__).resolve().parent.parent / "docs" / "configs" / "r7.toml")
+    same = ("batch_size", "lr", "min_lr_ratio", "weight_decay", "warmup_steps", "grad_clip",
+            "policy_target", "illegal_penalty", "val_every_steps", "val_max_samples", "threads")
+    assert all(getattr(cfg, k) == getattr(r7, k) for k in same)
