@@ -45,6 +45,14 @@ def teacher_data(tmp_path_factory):
     return out
 
 
+@pytest.fixture(scope="module")
+def second_teacher_data(tmp_path_factory):
+    """Another labelled set (other seed): the budget test also trains on two sets at once."""
+    out = tmp_path_factory.mktemp("teacher2") / "d2"
+    label(small_config(games=6, games_per_chunk=2, max_plies=30, val_every=2, seed=21), out)
+    return out
+
+
 def val_arrays(data: Path) -> list:
     meta = json.loads((data / "metadata.json").read_text())
     return [load_shard(data / n) for n in sorted(meta["shards"]) if meta["shards"][n]["split"] == "val"]
@@ -146,24 +154,30 @@ def test_growth_through_the_trainer_computes_what_it_grew_from(teacher_data, tmp
         Trainer(TINY.replace(init_from=spec, n_layers=1), teacher_data, tmp_path / "less")
 
 
-def supervise_cmd(data: Path, out: Path, config: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "zerochess", "train", "supervise", "--data", str(data),
-            "--out", str(out), "--config", str(config), *extra]
+def supervise_cmd(data: list[str], out: Path, config: Path, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "zerochess", "train", "supervise",
+            *[a for d in data for a in ("--data", d)], "--out", str(out), "--config",
+            str(config), *extra]
 
 
 @needs_stockfish
-def test_budget_run_killed_and_resumed_is_the_run_of_its_step_count(teacher_data, tmp_path):
+@pytest.mark.parametrize("sets", ["one set", "two sets"])
+def test_budget_run_killed_and_resumed_is_the_run_of_its_step_count(teacher_data,
+                                                                     second_teacher_data,
+                                                                     tmp_path, sets):
     """A grown warm start on a 30-second budget (capped at 40 steps), SIGKILLed mid-run and
     resumed with the same command, ends with the weights of an uninterrupted run of the
     step count the budget fixed (and memory-mapped instead of packed data: batches are the
-    same either way)."""
+    same either way); on one data set, and on two mixed 0.7 / 0.3."""
+    data = ([str(teacher_data)] if sets == "one set" else
+            [f"{teacher_data}:0.7", f"{second_teacher_data}:0.3"])
     cfg = replace(TINY, steps=40, minutes=0.5, init_from="zero", attention_bias=True,
                   value_squares=4, n_layers=3, save_every_steps=1, val_every_steps=7,
                   legal_gen_games=0)
     config = tmp_path / "c.json"
     config.write_text(json.dumps(cfg.to_dict()))
     killed = tmp_path / "killed"
-    proc = subprocess.Popen(supervise_cmd(teacher_data, killed, config), cwd=ROOT,
+    proc = subprocess.Popen(supervise_cmd(data, killed, config), cwd=ROOT,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     deadline = time.monotonic() + 180
@@ -181,14 +195,14 @@ def test_budget_run_killed_and_resumed_is_the_run_of_its_step_count(teacher_data
     state = torch.load(killed / "resume.pt", weights_only=True)
     total = json.loads((killed / "config.json").read_text())["total_steps"]
     assert total == state["total_steps"] and 0 < state["step"] < total, (state["step"], total)
-    done = subprocess.run(supervise_cmd(teacher_data, killed, config, "--resume"), cwd=ROOT,
+    done = subprocess.run(supervise_cmd(data, killed, config, "--resume"), cwd=ROOT,
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
     assert json.loads(done.stdout.strip().splitlines()[-1])["step"] == total
 
     whole = tmp_path / "whole"
     assert total <= 40
-    Trainer(replace(cfg, minutes=None, steps=total, in_memory=False), teacher_data, whole).run()
+    Trainer(replace(cfg, minutes=None, steps=total, in_memory=False), data, whole).run()
     a = torch.load(whole / "resume.pt", weights_only=True)
     b = torch.load(killed / "resume.pt", weights_only=True)
     assert a["step"] == b["step"] == total

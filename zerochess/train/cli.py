@@ -91,8 +91,13 @@ def convert(src, dst):
 
 # -- supervised training -----------------------------------------------------------------
 @train.command()
-@click.option("--data", "data", type=click.Path(exists=True, file_okay=False), required=True,
-              help="Data set directory (`train generate`, `train label`, any format version).")
+@click.option("--data", "data", multiple=True,
+              help="Data set directory (`train generate`, `train label`, any format version), "
+                   "DIR:WEIGHT to weigh it; repeat to train on several sets in proportion to "
+                   "their weights (replaces a --config's data).")
+@click.option("--snapshot", is_flag=True, default=None,
+              help="Train on a data set still being written: the shards finished now (recorded "
+                   "for --resume).")
 @click.option("--out", "out", type=click.Path(file_okay=False), required=True, help="Run directory.")
 @click.option("--preset", default=None, help="Network preset (tiny, small, base); overrides --config.")
 @click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False), default=None,
@@ -123,10 +128,11 @@ def convert(src, dst):
               help="Encoder layers; with --init-from, layers appended as the identity.")
 @click.option("--seed", type=int, default=None, help="Seed of weights, dropout and data order.")
 @click.option("--resume", is_flag=True, help="Continue the run in OUT exactly where it stopped.")
-def supervise(data, out, preset, config_file, device, policy_head, policy_target, epochs, steps,
-              minutes, batch_size, lr, threads, init_from, attention_bias, value_squares,
-              n_layers, seed, resume):
-    """Train a network on DATA, writing checkpoints, train.log and metrics.jsonl to OUT.
+def supervise(data, snapshot, out, preset, config_file, device, policy_head, policy_target,
+              epochs, steps, minutes, batch_size, lr, threads, init_from, attention_bias,
+              value_squares, n_layers, seed, resume):
+    """Train a network on DATA (one or several sets), writing checkpoints, train.log and
+    metrics.jsonl to OUT.
 
     A warm start with growth keeps the checkpoint's exact function (docs/training.md);
     every run resumes exactly after a kill with the same command and --resume."""
@@ -145,11 +151,12 @@ def supervise(data, out, preset, config_file, device, policy_head, policy_target
                           policy_target=policy_target, epochs=epochs, batch_size=batch_size,
                           lr=lr, threads=threads, init_from=init_from,
                           attention_bias=attention_bias, value_squares=value_squares,
-                          n_layers=n_layers, seed=seed)
+                          n_layers=n_layers, seed=seed, data=list(data) or None,
+                          snapshot=snapshot)
         if cfg.init_from and (preset or policy_head):
             raise ValueError("--init-from takes the checkpoint's architecture; drop --preset "
                              "and --policy-head")
-        trainer = Trainer(cfg, data, out, resume=resume)
+        trainer = Trainer(cfg, None, out, resume=resume)
     except (ValueError, ShardError, ResumeError, CheckpointError) as e:
         raise click.ClickException(str(e)) from e
     with tqdm(total=trainer.total_steps, initial=trainer.step, unit="step", desc="supervise",
@@ -163,15 +170,19 @@ def supervise(data, out, preset, config_file, device, policy_head, policy_target
 
 @train.command()
 @click.argument("checkpoint")
-@click.option("--data", "data", type=click.Path(exists=True, file_okay=False), required=True,
-              help="Data set directory; its val split is used.")
+@click.option("--data", "data", multiple=True,
+              help="Data set directory (its val split is used), DIR:WEIGHT to weigh it in the "
+                   "combined figures; repeat for several sets (replaces a --config's data).")
+@click.option("--snapshot", is_flag=True, default=None,
+              help="Read a data set still being written as its shards finished now.")
 @click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False), default=None,
               help="SuperviseConfig file: val_max_samples, legal_gen_*, loss weights, policy_target.")
 @click.option("--threads", type=click.IntRange(min=0), default=None, help="torch CPU threads.")
-def evaluate(checkpoint, data, config_file, threads):
+def evaluate(checkpoint, data, snapshot, config_file, threads):
     """Validate the network CHECKPOINT (a path, or 'default' / 'zero') on DATA's held-out
     split; prints the metrics as JSON: on teacher-labelled data also teacher_top1 (the
-    network's move is the teacher's best) and expected_score_error (|E_net - E_teacher|)."""
+    network's move is the teacher's best) and expected_score_error (|E_net - E_teacher|);
+    on several sets, each set's as NAME/metric and their weighted mean."""
     from zerochess.engine.checkpoint import CheckpointError
     from zerochess.train.data.format import ShardError
     from zerochess.train.supervised.config import SuperviseConfig
@@ -179,7 +190,8 @@ def evaluate(checkpoint, data, config_file, threads):
 
     try:
         cfg = SuperviseConfig.from_file(config_file) if config_file else SuperviseConfig()
-        metrics = evaluate_checkpoint(checkpoint, data, cfg.replace(threads=threads))
+        cfg = cfg.replace(threads=threads, data=list(data) or None, snapshot=snapshot)
+        metrics = evaluate_checkpoint(checkpoint, cfg.data, cfg)
     except (ValueError, ShardError, CheckpointError) as e:
         raise click.ClickException(str(e)) from e
     click.echo(json.dumps(metrics, sort_keys=True))

@@ -112,37 +112,79 @@ def open_shard(path: str | os.PathLike, verify: bool = True) -> Shard:
     return load_shard(path, verify)
 
 
-def split_names(data_dir: str | os.PathLike, split: str) -> list[str]:
-    """Names of the ``split`` ('train' or 'val') shards of a complete data set, sorted."""
+def finished_shards(data_dir: str | os.PathLike) -> dict[str, dict]:
+    """The shards written completely so far in ``data_dir`` (a shard appears only through
+    an atomic rename, so a directory with a ``shard.json`` and no ``.tmp-`` in its name is
+    whole), by name: {"split", "samples"}. What a snapshot of a data set still being
+    written reads."""
+    data_dir = Path(data_dir)
+    out = {}
+    for p in sorted(data_dir.iterdir()):
+        if p.is_dir() and ".tmp-" not in p.name and (p / "shard.json").is_file():
+            header = read_header(p)
+            out[p.name] = {"split": header.get("split", ""), "samples": int(header.get("samples", 0))}
+    return out
+
+
+def split_names(data_dir: str | os.PathLike, split: str, snapshot: bool = False) -> list[str]:
+    """Names of the ``split`` ('train' or 'val') shards of a complete data set, sorted;
+    with ``snapshot``, of a data set still being written, the shards finished so far
+    (``finished_shards``; a complete one's are its metadata's)."""
     data_dir = Path(data_dir)
     meta = read_metadata(data_dir)
     meta_path = data_dir / METADATA
     if meta is None:
         raise ShardError(meta_path, "missing: not a data set directory (run `zerochess train "
                          "generate` or `zerochess train label`)")
-    if meta.get("status") != "complete":
+    if meta.get("status") == "complete":
+        listed = meta.get("shards", {})
+    elif snapshot:
+        listed = finished_shards(data_dir)
+    else:
         raise ShardError(meta_path, "data set is incomplete: rerun the command that made it "
-                         "to finish it")
-    names = sorted(n for n, s in meta.get("shards", {}).items() if s["split"] == split)
+                         "to finish it, or train on the shards finished so far with --snapshot")
+    names = sorted(n for n, s in listed.items() if s["split"] == split)
     if not names:
         raise ShardError(meta_path, f"no {split} shards")
     return names
 
 
-def load_split(data_dir: str | os.PathLike, split: str, verify: bool = True) -> PositionSet:
-    """The ``split`` of a complete data set as one PositionSet; ShardError names any bad file."""
+def load_split(data_dir: str | os.PathLike, split: str, verify: bool = True,
+               names: list[str] | None = None, snapshot: bool = False) -> PositionSet:
+    """The ``split`` of a complete data set as one PositionSet (with ``snapshot``, of the
+    shards finished so far; with ``names``, of exactly those shards, as a snapshot
+    recorded them); ShardError names any bad or missing file."""
     data_dir = Path(data_dir)
     meta = read_metadata(data_dir)
+    if meta is None:
+        raise ShardError(data_dir / METADATA, "missing: not a data set directory")
+    listed = meta.get("shards", {}) if meta.get("status") == "complete" else {}
     shards = []
-    for name in split_names(data_dir, split):
+    for name in names if names is not None else split_names(data_dir, split, snapshot):
+        if not (data_dir / name).is_dir():
+            raise ShardError(data_dir / name, "missing: the shard was removed or renamed since "
+                             "the run recorded it")
         sh = open_shard(data_dir / name, verify=verify)
-        if len(sh) != meta["shards"][name]["samples"]:
+        if name in listed and len(sh) != listed[name]["samples"]:
             raise ShardError(sh.path / "shard.json", f"sample count differs from {METADATA}")
         if len(sh):
             shards.append(sh)
     if not shards:
         raise ShardError(data_dir / METADATA, f"no {split} samples")
     return PositionSet(shards)
+
+
+def shards_fingerprint(data_dir: str | os.PathLike, names: list[str]) -> str:
+    """A short hash of the named shards' headers (each lists its arrays' SHA-256): ties a
+    run on a snapshot to exactly those shards, so a shard rewritten later (``train label``
+    deduplicates when it finishes) is noticed."""
+    h = hashlib.sha256()
+    for name in names:
+        header = Path(data_dir) / name / "shard.json"
+        if not header.is_file():
+            raise ShardError(header, "missing: the shard was removed since the run recorded it")
+        h.update(name.encode() + b"\0" + header.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
 
 
 def data_fingerprint(data_dir: str | os.PathLike) -> str:

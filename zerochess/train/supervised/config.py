@@ -82,6 +82,16 @@ class SuperviseConfig(ConfigFile):
     checkpoint's architecture replaces `preset` and `policy_head`; `dropout` and `reach_mask`
     (neither has parameters) still apply; `attention_bias`, `value_squares` and `n_layers`
     grow it, each starting from the checkpoint's exact function (docs/training.md)."""
+    data: str | list[str] | None = None
+    """The data set(s): a directory, or a list of specs ``DIR`` or ``DIR:WEIGHT`` (relative
+    sampling weights, 1 when omitted), read from the directory the command runs in;
+    ``--data`` (repeatable) replaces it. Batches draw from the sets in proportion to their
+    weights (``zerochess.train.data.mixture``), and validation scores each set and their
+    weighted mean."""
+    snapshot: bool = False
+    """Train on a data set still being written (status "in-progress", e.g. a running
+    ``train label``): the shards finished when the run starts, whose names the run records
+    so that ``--resume`` reads the same ones. Without it such a set is refused."""
     seed: int = 0
     """Seeds the weights, dropout and the data order."""
     device: str = "auto"

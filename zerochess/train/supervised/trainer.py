@@ -2,21 +2,25 @@
 
 The data set may come from random play (phase 1, the default), a teacher engine or
 self-play: every shard holds tokens, a WDL target and a sparse policy target
-(``zerochess.train.data.format``), which is all a step needs. It is held in memory when it
-fits (``data/packed.py``), else read memory-mapped. A run starts from a preset or warm from
+(``zerochess.train.data.format``), which is all a step needs. Several sets train at once,
+each batch drawn from them in proportion to their weights (``data/mixture.py``); a set
+still being written trains as a recorded snapshot of its finished shards. The data are held
+in memory when they fit (``data/packed.py``), else read memory-mapped. A run starts from a preset or warm from
 a checkpoint, grown as asked (``warmstart.py``), and lasts ``steps``, ``epochs`` or a
 wall-clock budget (``minutes``: the total steps are fixed once, from a probe, and stored).
 
 A run directory holds::
 
-    config.json      the SuperviseConfig, network config and total steps of the run
+    config.json      the SuperviseConfig, network config and total steps of the run, and
+                     every data set's path, weight, fingerprint (and snapshot shard list)
     train.log        human-readable log (what the progress bar showed, and more)
     metrics.jsonl    one JSON object per line: {"type": "train", ...} every log_every_steps,
                      {"type": "val", ...} at every validation (plotted by `train report`;
                      with a budget, step 0 is the starting network's)
     resume.pt        full training state: model, AdamW, schedule and its total steps, RNG
                      states (torch, numpy, python), data position (epoch, batch index; the
-                     order is a function of seed and epoch), best validation loss
+                     order is a function of seed and epoch, a mixture's of seed and step),
+                     the data sets' record, best validation loss
     best.pt          network checkpoint (zerochess.engine.checkpoint) at best validation loss
     epoch-NNNN.pt    network checkpoint every checkpoint_every_epochs epochs
     final.pt         network checkpoint at the end of the run
@@ -51,8 +55,9 @@ from zerochess.train.common.optim import adamw, cosine
 from zerochess.train.common.runlog import attach_log, detach_log
 from zerochess.train.common.state import load_state, rng_state, save_state, set_rng_state
 from zerochess.train.data.batches import Batch, PositionSet, Prefetcher, iterate_batches
-from zerochess.train.data.dataset import data_fingerprint, load_split
-from zerochess.train.data.packed import fits_in_memory
+from zerochess.train.data.mixture import (DataSpec, MixedSet, OpenedSet, combined_fingerprint,
+                                          describe_difference, hold_in_memory, iterate_mixed,
+                                          open_set, parse_data_specs, set_names)
 from zerochess.train.losses import LossWeights, MetricSums, phase1_loss
 from zerochess.train.supervised.config import SuperviseConfig
 from zerochess.train.supervised.legalgen import legal_generation_test
@@ -96,21 +101,14 @@ def grad_norms(model: PolicyValueModel) -> dict[str, float]:
     return out
 
 
-def load_data(data_dir: Path, split: str, in_memory: bool | None) -> PositionSet:
-    """A split of ``data_dir``, packed in memory (``in_memory`` True, or None and it fits
-    in half the memory available) or memory-mapped; the batches are the same either way."""
-    data = load_split(data_dir, split)
-    if len(data.shards) == 1 or in_memory is False:
-        return data
-    if in_memory:
-        return data.in_memory()  # a ValueError names shards that cannot be packed
-    if not fits_in_memory(data.nbytes()):
-        return data
-    try:
-        return data.in_memory()
-    except ValueError as e:  # shards of several producers: read them as they are
-        log.info("%s %s split stays memory-mapped: %s", data_dir, split, e)
-        return data
+def open_sets(data, snapshot: bool = False, recorded: list[dict] | None = None) -> list[OpenedSet]:
+    """The data sets ``data`` names (one path or spec, or a list of them; ``mixture.py``),
+    loaded memory-mapped; ``recorded``, a resumed run's records, reads a snapshot's shards
+    again."""
+    specs = parse_data_specs(data)
+    names = set_names(specs)
+    recorded = recorded if recorded and len(recorded) == len(specs) else [None] * len(specs)
+    return [open_set(spec, name, snapshot, rec) for spec, name, rec in zip(specs, names, recorded)]
 
 
 def check_policy_distribution(data_dir, *sets: PositionSet) -> None:
@@ -125,32 +123,49 @@ def check_policy_distribution(data_dir, *sets: PositionSet) -> None:
 class Trainer:
     """One phase-1 run in ``run_dir``; ``run()`` trains until the budget or stop step."""
 
-    def __init__(self, cfg: SuperviseConfig, data_dir: str | os.PathLike,
-                 run_dir: str | os.PathLike, resume: bool = False) -> None:
+    def __init__(self, cfg: SuperviseConfig, data_dir, run_dir: str | os.PathLike,
+                 resume: bool = False) -> None:
+        """``data_dir``: the data set(s), a path or spec or a list of them (``mixture.py``);
+        None takes ``cfg.data``."""
         started = time.perf_counter()  # a budget (cfg.minutes) counts from here
+        if data_dir is not None:
+            data = data_dir if isinstance(data_dir, (list, tuple)) else [data_dir]
+            cfg = cfg.replace(data=[str(d) for d in data])
+        parse_data_specs(cfg.data)  # a bad --data is refused before anything is written
         self.cfg = cfg
-        self.data_dir = Path(data_dir)
         self.run_dir = Path(run_dir)
         self.run_dir.mkdir(parents=True, exist_ok=True)
         if cfg.threads:
             torch.set_num_threads(cfg.threads)
         self.device = resolve_device(cfg.device)
         self.amp = cfg.amp and self.device.type == "cuda" and torch.cuda.is_bf16_supported()
-        self.fingerprint = data_fingerprint(self.data_dir)
         resume_path = self.run_dir / "resume.pt"
         if not resume and resume_path.exists():
             raise ResumeError(f"{self.run_dir} already holds a run; pass --resume to continue "
                               "it or choose another run directory")
         saved = self._read_resume(resume_path) if resume else None
-        self.train_set: PositionSet = load_data(self.data_dir, "train", cfg.in_memory)
-        self.val_set: PositionSet = load_data(self.data_dir, "val", cfg.in_memory)
+        self.sets = open_sets(cfg.data, cfg.snapshot, saved and saved.get("data_sets"))
+        self.fingerprint = combined_fingerprint(self.sets)
+        if saved is not None:
+            self._check_data(saved, resume_path)
         self.sampler_target = cfg.policy_target == "sampler"
         if self.sampler_target:
-            check_policy_distribution(self.data_dir, self.train_set, self.val_set)
+            for s in self.sets:
+                check_policy_distribution(s.spec.path, s.train, s.val)
+        packed = hold_in_memory([s.train for s in self.sets] + [s.val for s in self.sets],
+                                cfg.in_memory)
+        n = len(self.sets)
+        self.train_sets, self.val_sets = packed[:n], packed[n:]
+        self.train_set: PositionSet | MixedSet = (
+            self.train_sets[0] if n == 1 else
+            MixedSet(self.train_sets, [s.spec.weight for s in self.sets]))
+        self.val_set = self.val_sets[0]  # the first set's (a single set's: the run's)
         self.steps_per_epoch = len(self.train_set) // cfg.batch_size
         if self.steps_per_epoch == 0:
             raise ValueError(f"batch_size {cfg.batch_size} exceeds the {len(self.train_set)} "
-                             f"training samples in {self.data_dir}")
+                             f"training samples in {', '.join(str(s.spec.path) for s in self.sets)}")
+        if n > 1:
+            self.train_set.check_batch_size(cfg.batch_size)
         self.weights = LossWeights(cfg.policy_weight, cfg.value_weight, cfg.illegal_weight,
                                    cfg.illegal_penalty)
         torch.manual_seed(cfg.seed)
@@ -178,8 +193,26 @@ class Trainer:
             raise
         write_json_atomic(self.run_dir / "config.json",
                           {"supervise": cfg.to_dict(), "network": self.net_cfg.to_dict(),
-                           "total_steps": self.total_steps, "data": str(self.data_dir),
-                           "data_fingerprint": self.fingerprint})
+                           "total_steps": self.total_steps, "data": self.data_label(),
+                           "data_fingerprint": self.fingerprint,
+                           "data_sets": [s.record() for s in self.sets]})
+
+    def data_label(self) -> str | list[str]:
+        """The data as config.json and checkpoints name it: the directory of a single set,
+        else every set's PATH:WEIGHT."""
+        if len(self.sets) == 1:
+            return str(self.sets[0].spec.path)
+        return [str(s.spec) for s in self.sets]
+
+    def batches(self, start_epoch: int = 0, start_index: int = 0, start_step: int = 0):
+        """The run's training batches from a data position on: one set's by epoch order
+        (``batches.py``), several sets' mixed in proportion (``mixture.py``)."""
+        cfg = self.cfg
+        if isinstance(self.train_set, MixedSet):
+            return iterate_mixed(self.train_set, cfg.batch_size, cfg.seed, start_step,
+                                 self.sampler_target)
+        return iterate_batches(self.train_set, cfg.batch_size, cfg.seed, start_epoch,
+                               start_index, self.sampler_target)
 
     def _fixed_total(self) -> int:
         return self.cfg.steps or self.cfg.epochs * self.steps_per_epoch
@@ -194,8 +227,7 @@ class Trainer:
         cfg = self.cfg
         kept = (copy.deepcopy(self.model.state_dict()), copy.deepcopy(self.opt.state_dict()),
                 rng_state())
-        batches = iterate_batches(self.train_set, cfg.batch_size, cfg.seed,
-                                  with_target=self.sampler_target)
+        batches = self.batches()
         times: list[float] = []
         probe_end = time.perf_counter() + cfg.minutes * 60 / 20  # at most 5% of the budget
         while len(times) < 3 or (len(times) <= probe_steps and time.perf_counter() < probe_end):
@@ -228,6 +260,7 @@ class Trainer:
     def save_resume(self) -> None:
         save_state(self.run_dir / "resume.pt", RESUME_FORMAT, RESUME_VERSION, {
             "config": self.cfg.to_dict(), "data_fingerprint": self.fingerprint,
+            "data_sets": [s.record() for s in self.sets],
             "model": self.model.state_dict(), "optimizer": self.opt.state_dict(),
             "scheduler": self.sched.state_dict(), "rng": rng_state(),
             "step": self.step, "epoch": self.epoch, "index": self.index,
@@ -237,14 +270,23 @@ class Trainer:
         if not path.exists():
             raise ResumeError(f"{path}: nothing to resume (no resume.pt in the run directory)")
         s = load_state(path, RESUME_FORMAT, RESUME_VERSION, "training state", ResumeError)
-        if s["data_fingerprint"] != self.fingerprint:
-            raise ResumeError(f"{path}: the run was trained on other data than {self.data_dir}")
-        # may change on resume: they change where and how fast, not what is computed
-        keep = {"stop_after_steps", "device", "threads", "prefetch", "in_memory"}
-        diff = self.cfg.changed_fields(s["config"], keep, legacy={"policy_target": "played"})
+        # may change on resume: they change where and how fast, not what is computed (the
+        # data sets are compared by contents, _check_data)
+        keep = {"stop_after_steps", "device", "threads", "prefetch", "in_memory", "data"}
+        diff = self.cfg.changed_fields(s["config"], keep, legacy={"policy_target": "played",
+                                                                  "snapshot": False})
         if diff:
             raise ResumeError(f"{path}: config differs from the saved run in {diff}")
         return s
+
+    def _check_data(self, s: dict, path: Path) -> None:
+        """Refuse to resume on other data than the run's (other sets, contents or weights)."""
+        if s["data_fingerprint"] == self.fingerprint:
+            return
+        why = (describe_difference(s["data_sets"], self.sets) if "data_sets" in s else
+               f"the run was trained on other data than {self.data_label()}")
+        raise ResumeError(f"{path}: cannot resume: {why}; resume with the run's data sets "
+                          "(its config.json lists them) or start a new run")
 
     def _apply_resume(self, s: dict) -> None:
         self.model.load_state_dict(s["model"])
@@ -259,7 +301,7 @@ class Trainer:
                  self.epoch, self.index)
 
     def save_network(self, name: str, metrics: dict | None = None) -> Path:
-        meta = {"step": self.step, "epoch": self.epoch, "data": str(self.data_dir),
+        meta = {"step": self.step, "epoch": self.epoch, "data": self.data_label(),
                 "data_fingerprint": self.fingerprint, "train_samples": len(self.train_set),
                 "supervise": self.cfg.to_dict(), "metrics": metrics or {}}
         return save_checkpoint(self.run_dir / name, self.model, meta)
@@ -302,7 +344,8 @@ class Trainer:
         return out
 
     def validate(self) -> dict[str, float]:
-        out = validate_model(self.model, self.val_set, self.cfg, self.device, self.amp)
+        out = validate_sets(self.model, [(s.name, s.spec.weight) for s in self.sets],
+                            self.val_sets, self.cfg, self.device, self.amp)
         self.model.train()
         return out
 
@@ -326,10 +369,15 @@ class Trainer:
         log.info("run %s: %s, %d params, %d train / %d val samples, %d steps (%d per epoch) on %s",
                  self.run_dir, self.net_cfg, param_count(self.model), len(self.train_set),
                  len(self.val_set), self.total_steps, self.steps_per_epoch, self.device)
+        total_weight = sum(s.spec.weight for s in self.sets)
+        for s, train, val in zip(self.sets, self.train_sets, self.val_sets):
+            held = "in memory" if train.shards[0].source.get("kind") == "packed" else "memory-mapped"
+            what = (f"snapshot of {len(s.shards['train']) + len(s.shards['val'])} shards"
+                    if s.shards else "complete")
+            log.info("data %s (%s): weight %.3g, %d train / %d val samples, %s, %s", s.name,
+                     s.spec.path, s.spec.weight / total_weight, len(train), len(val), what, held)
         stop = min(self.total_steps, cfg.stop_after_steps or self.total_steps)
-        loader = Prefetcher(iterate_batches(self.train_set, cfg.batch_size, cfg.seed,
-                                            self.epoch, self.index, self.sampler_target),
-                            depth=cfg.prefetch)
+        loader = Prefetcher(self.batches(self.epoch, self.index, self.step), depth=cfg.prefetch)
         val: dict = {}
         window_t = window_wait = 0.0
         run_t = run_wait = 0.0
@@ -385,12 +433,11 @@ class Trainer:
 
 
 @torch.no_grad()
-def validate_model(model: torch.nn.Module, val_set: PositionSet, cfg: SuperviseConfig,
-                   device: torch.device, amp: bool = False) -> dict[str, float]:
-    """The §1.5.3 metrics of ``model`` on the first ``cfg.val_max_samples`` of ``val_set``
-    (loss under cfg's weights and policy target), on teacher-labelled data the agreement
-    with the teacher (``teacher_metrics``), and the legal-generation test."""
-    model.eval()
+def set_metrics(model: torch.nn.Module, val_set: PositionSet, cfg: SuperviseConfig,
+                device: torch.device, amp: bool = False) -> dict[str, float]:
+    """The §1.5.3 metrics of ``model`` (in eval mode) on the first ``cfg.val_max_samples``
+    of ``val_set`` (loss under cfg's weights and policy target), on teacher-labelled data
+    the agreement with the teacher (``teacher_metrics``)."""
     weights = LossWeights(cfg.policy_weight, cfg.value_weight, cfg.illegal_weight,
                           cfg.illegal_penalty)
     sampler = cfg.policy_target == "sampler"
@@ -405,28 +452,66 @@ def validate_model(model: torch.nn.Module, val_set: PositionSet, cfg: SuperviseC
         sums.update(policy, value, *t[1:6])
         if b.best is not None:
             teacher.update(policy, value, t[3], t[2], t[6])
-    out = {**sums.result(), **teacher.result()}
-    if cfg.legal_gen_games:
-        gen = legal_generation_test(model, cfg.legal_gen_games, cfg.legal_gen_moves,
-                                    seed=cfg.seed, device=device)
-        out["legal_gen_raw_illegal"] = gen["raw_illegal_rate"]
-        out["legal_gen_masked_illegal"] = gen["masked_illegal_rate"]
-    return out
+    return {**sums.result(), **teacher.result()}
 
 
-def evaluate_checkpoint(path: str | os.PathLike, data_dir: str | os.PathLike,
-                        cfg: SuperviseConfig) -> dict[str, float]:
-    """Validate a saved network (a path, or "default" / "zero") on ``data_dir``'s val split,
-    as a run would (to compare a new network with the shipped one on the same held-out
-    samples); on teacher-labelled data with the teacher metrics."""
+def legal_generation(model: torch.nn.Module, cfg: SuperviseConfig,
+                     device: torch.device) -> dict[str, float]:
+    """The legal-generation test's two rates (none when ``cfg.legal_gen_games`` is 0)."""
+    if not cfg.legal_gen_games:
+        return {}
+    gen = legal_generation_test(model, cfg.legal_gen_games, cfg.legal_gen_moves,
+                                seed=cfg.seed, device=device)
+    return {"legal_gen_raw_illegal": gen["raw_illegal_rate"],
+            "legal_gen_masked_illegal": gen["masked_illegal_rate"]}
+
+
+@torch.no_grad()
+def validate_model(model: torch.nn.Module, val_set: PositionSet, cfg: SuperviseConfig,
+                   device: torch.device, amp: bool = False) -> dict[str, float]:
+    """``set_metrics`` of one validation set, and the legal-generation test."""
+    model.eval()
+    return {**set_metrics(model, val_set, cfg, device, amp), **legal_generation(model, cfg, device)}
+
+
+@torch.no_grad()
+def validate_sets(model: torch.nn.Module, named: list[tuple[str, float]],
+                  val_sets: list[PositionSet], cfg: SuperviseConfig, device: torch.device,
+                  amp: bool = False) -> dict[str, float]:
+    """The validation of a run on several sets: each set's metrics as ``NAME/metric``
+    (``named``: each set's name and sampling weight), their weighted mean under the plain
+    names (``loss`` among them: what best.pt follows, the objective the mixture trains),
+    and the legal-generation test once. One set: ``validate_model``'s figures."""
+    if len(val_sets) == 1:
+        return validate_model(model, val_sets[0], cfg, device, amp)
+    model.eval()
+    per = [set_metrics(model, v, cfg, device, amp) for v in val_sets]
+    weights = np.array([w for _, w in named], dtype=np.float64)
+    weights /= weights.sum()
+    common = [k for k in per[0] if all(k in p for p in per)]
+    out = {k: float(sum(w * p[k] for w, p in zip(weights, per))) for k in common}
+    for (name, _), p in zip(named, per):
+        out.update({f"{name}/{k}": v for k, v in p.items()})
+    return {**out, **legal_generation(model, cfg, device)}
+
+
+def evaluate_checkpoint(path: str | os.PathLike, data, cfg: SuperviseConfig) -> dict[str, float]:
+    """Validate a saved network (a path, or "default" / "zero") on the val split of the
+    data set(s) ``data`` (a path or spec, or a list of them, as a run takes them), as a run
+    would (to compare a new network with the shipped one on the same held-out samples); on
+    teacher-labelled data with the teacher metrics, on several sets per set and combined."""
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     device = resolve_device(cfg.device)
-    val_set = load_split(data_dir, "val")
+    specs = parse_data_specs(data)
+    sets = [open_set(spec, name, cfg.snapshot, with_train=False)
+            for spec, name in zip(specs, set_names(specs))]
     if cfg.policy_target == "sampler":
-        check_policy_distribution(data_dir, val_set)
+        for s in sets:
+            check_policy_distribution(s.spec.path, s.val)
     model, _ = load_checkpoint(network_path(str(path)))
-    return validate_model(model.to(device), val_set, cfg, device)
+    return validate_sets(model.to(device), [(s.name, s.spec.weight) for s in sets],
+                         [s.val for s in sets], cfg, device)
 
 
 def supervise(cfg: SuperviseConfig, data_dir, run_dir, resume: bool = False,
