@@ -580,29 +580,20 @@ cdef void unmake_move(Position* p, Move m, const Undo* u) noexcept nogil:
     cdef int us = p.turn, them = p.turn ^ 1
     cdef int frm = move_from(m), to = move_to(m), promo = move_promotion(m)
     cdef int piece = p.squares[to]
-    cdef int capsq
+    cdef int capsq, ptype
     if m & CASTLING_FLAG:
         _uncastle(p, us, frm, to, castling_king_to(m))
-        if us == BLACK:
-            p.fullmove -= 1
-        p.castling = u.castling
-        p.castle_guard = u.castle_guard
-        p.ep = u.ep
-        p.halfmove = u.halfmove
-        p.key = u.key
-        return
-    if promo:
-        _remove(p, to, piece)
-        piece = us * 6 + PAWN
     else:
         _remove(p, to, piece)
-    _put(p, frm, piece)
-    cdef int ptype = piece - 6 * us
-    if u.captured != NO_PIECE:
-        _put(p, to, u.captured)
-    elif ptype == PAWN and to == u.ep and (to & 7) != (frm & 7):
-        capsq = to - 8 if us == WHITE else to + 8
-        _put(p, capsq, them * 6 + PAWN)
+        if promo:
+            piece = us * 6 + PAWN
+        _put(p, frm, piece)
+        ptype = piece - 6 * us
+        if u.captured != NO_PIECE:
+            _put(p, to, u.captured)
+        elif ptype == PAWN and to == u.ep and (to & 7) != (frm & 7):
+            capsq = to - 8 if us == WHITE else to + 8
+            _put(p, capsq, them * 6 + PAWN)
     if us == BLACK:
         p.fullmove -= 1
     p.castling = u.castling
