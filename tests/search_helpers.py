@@ -89,3 +89,21 @@ class FailingEvaluator:
             raise RuntimeError("backend failure")
         self.good -= 1
         return UniformEvaluator().evaluate(tokens, legal_idx, offsets)
+
+
+def one_full_cache_bucket():
+    """A one-bucket transposition table holding four positions (a2a3 .. d2d3, stored oldest
+    first) and a fifth position (e2e3) whose store must evict one of them."""
+    from zerochess.engine.board import Board
+    from zerochess.search.tt import TranspositionTable
+
+    tt = TranspositionTable(1e-6)                    # one bucket of four entries
+    boards = []
+    for move in ("a2a3", "b2b3", "c2c3", "d2d3", "e2e3"):
+        b = Board()
+        b.push_uci(move)
+        boards.append(b)
+    for b in boards[:4]:
+        n = len(b.legal_moves())
+        tt.store(b, np.full(n, 1.0 / n, np.float32), np.array([0.1, 0.2, 0.7], np.float32))
+    return tt, boards

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from search_helpers import (CountingEvaluator, FailingEvaluator, SkewedEvaluator,
-                            WhiteWinsEvaluator)
+                            WhiteWinsEvaluator, one_full_cache_bucket)
 from zerochess.engine.board import Board
 from zerochess.engine.encoding import encode_board, legal_move_indices
 from zerochess.engine.evaluator import UniformEvaluator
@@ -95,16 +95,8 @@ def test_a_cache_hit_skips_the_evaluator():
 
 
 def test_transposition_table_replaces_the_least_recently_used_entry():
-    tt = TranspositionTable(1e-6)                    # one bucket of four entries
+    tt, boards = one_full_cache_bucket()
     assert tt.capacity == 4
-    boards = []
-    for move in ("a2a3", "b2b3", "c2c3", "d2d3", "e2e3"):
-        b = Board()
-        b.push_uci(move)
-        boards.append(b)
-    for b in boards[:4]:
-        n = len(b.legal_moves())
-        tt.store(b, np.full(n, 1.0 / n, np.float32), np.array([0.1, 0.2, 0.7], np.float32))
     assert tt.hashfull() == 1000
     assert tt.lookup(boards[0]) is not None          # touch the oldest: now the newest
     tt.store(boards[4], np.full(20, 0.05, np.float32), np.zeros(3, np.float32))

@@ -6,6 +6,7 @@ import re
 import chess
 import numpy as np
 import pytest
+from search_helpers import one_full_cache_bucket
 from uci_process import UciProcess
 
 from zerochess.engine.board import Board
@@ -131,15 +132,7 @@ def test_log_live_stats_sends_them_with_every_info_update(engine):
 
 
 def test_reading_the_cache_for_a_report_leaves_its_replacement_order_alone():
-    tt = TranspositionTable(1e-6)                    # one bucket of four entries
-    boards = []
-    for move in ("a2a3", "b2b3", "c2c3", "d2d3", "e2e3"):
-        b = Board()
-        b.push_uci(move)
-        boards.append(b)
-    for b in boards[:4]:
-        n = len(b.legal_moves())
-        tt.store(b, np.full(n, 1.0 / n, np.float32), np.array([0.1, 0.2, 0.7], np.float32))
+    tt, boards = one_full_cache_bucket()
     assert tt.lookup(boards[0], touch=False) is not None   # read, not touched: still the oldest
     tt.store(boards[4], np.full(20, 0.05, np.float32), np.zeros(3, np.float32))
     assert tt.lookup(boards[0]) is None
