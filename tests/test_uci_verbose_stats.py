@@ -11,7 +11,6 @@ from uci_process import UciProcess
 
 from zerochess.engine.board import Board
 from zerochess.search.results import MoveStats, NodeStats
-from zerochess.search.tt import TranspositionTable
 from zerochess.uci.format import verbose_move_stats_lines
 
 NIBBLER_KEYS = ("string", "N:", "(D:", "(U:", "(Q+U:", "(S:", "(P:", "(Q:", "(V:", "(M:")
