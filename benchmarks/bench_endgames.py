@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import shlex
-import shutil
 import statistics
 import sys
 import time
@@ -33,8 +32,9 @@ from zerochess.match.game import GameRecord, play_game
 from zerochess.match.openings import Opening
 from zerochess.match.pgn import write_game
 from zerochess.tools.endgames import KINDS, generate
+from zerochess.train.data.teacher import default_teacher_command
 
-STOCKFISH = shutil.which("stockfish") or "/usr/games/stockfish"
+STOCKFISH = default_teacher_command()[0]   # PATH, then Debian's games directory
 SF_OPTIONS = {"Threads": "1", "Hash": "16", "Move Overhead": "100"}
 """Move Overhead as zerochess's MoveOverhead default: on a busy machine Stockfish's 10 ms
 let it lose won and lost games on time alike."""

@@ -1,7 +1,6 @@
 """`zerochess endgames`: random won endgames, checked with python-chess and Stockfish."""
 
 import os
-import shutil
 
 import chess
 import chess.engine
@@ -11,6 +10,7 @@ from click.testing import CliRunner
 from zerochess.cli import main
 from zerochess.match.openings import load_openings
 from zerochess.tools.endgames import KINDS, generate
+from zerochess.train.data.teacher import default_teacher_command
 
 MATERIAL = {   # kind -> the strong side's pieces besides its king
     "KQvK": [chess.QUEEN],
@@ -19,7 +19,7 @@ MATERIAL = {   # kind -> the strong side's pieces besides its king
     "KBNvK": [chess.KNIGHT, chess.BISHOP],
     "KPvK": [chess.PAWN],
 }
-STOCKFISH = shutil.which("stockfish") or "/usr/games/stockfish"
+STOCKFISH = default_teacher_command()[0]   # PATH, then Debian's games directory
 
 
 def test_every_kind_has_its_material_listed():

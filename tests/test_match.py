@@ -4,7 +4,6 @@ and forfeits by deliberately broken engines (which must never hang the runner)."
 import io
 import math
 import os
-import shutil
 import sys
 import time
 
@@ -14,6 +13,7 @@ import chess.pgn
 import pytest
 from click.testing import CliRunner
 
+from uci_process import stockfish_path
 from zerochess.cli import main
 from zerochess.match import (
     DrawAdjudication, EngineSpec, MatchConfig, MatchConfigError, MatchError,
@@ -27,13 +27,6 @@ from zerochess.match.pgn import game_pgn
 HERE = os.path.dirname(__file__)
 BOOKS = os.path.join(HERE, "..", "books")
 BROKEN = [sys.executable, os.path.join(HERE, "broken_engine.py")]
-
-
-def stockfish_path():
-    path = shutil.which("stockfish") or "/usr/games/stockfish"
-    if not os.access(path, os.X_OK):
-        pytest.fail("Stockfish is needed for the match tests (apt-get install stockfish)")
-    return path
 
 
 # Statistics, against values computed by hand (see the comments) -----------------------------

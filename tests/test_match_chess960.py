@@ -2,7 +2,6 @@
 or from --variant, UCI_Chess960 required of both engines, and a PGN that says Chess960."""
 
 import os
-import shutil
 import sys
 
 import chess
@@ -10,6 +9,7 @@ import chess.pgn
 import pytest
 from click.testing import CliRunner
 
+from uci_process import stockfish_path
 from zerochess.cli import main
 from zerochess.match import EngineSpec, MatchConfig, MatchConfigError, MatchError, run_match
 from zerochess.match.openings import load_openings
@@ -19,13 +19,6 @@ BOOKS = os.path.join(HERE, "..", "books")
 FRC = os.path.join(BOOKS, "FRC_openings.epd")
 DFRC = os.path.join(BOOKS, "DFRC_openings_500.epd")
 BROKEN = [sys.executable, os.path.join(HERE, "broken_engine.py")]
-
-
-def stockfish_path():
-    path = shutil.which("stockfish") or "/usr/games/stockfish"
-    if not os.access(path, os.X_OK):
-        pytest.fail("Stockfish is needed for the match tests (apt-get install stockfish)")
-    return path
 
 
 def test_suites_say_whether_they_are_chess960():

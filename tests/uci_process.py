@@ -1,10 +1,15 @@
 """A raw-pipe UCI driver for tests: send lines, read lines with deadlines, never hang."""
 
+import os
 import queue
 import subprocess
 import sys
 import threading
 import time
+
+import pytest
+
+from zerochess.train.data.teacher import default_teacher_command
 
 
 class UciProcess:
@@ -57,3 +62,12 @@ class UciProcess:
         except Exception:
             self.proc.kill()
             self.proc.wait()
+
+
+def stockfish_path() -> str:
+    """Stockfish as the package finds it (PATH, then Debian's games directory); a test that
+    needs it fails, not skips, without it: CI installs it."""
+    path = default_teacher_command()[0]
+    if not os.access(path, os.X_OK):
+        pytest.fail("Stockfish is needed for the match tests (apt-get install stockfish)")
+    return path
