@@ -137,20 +137,18 @@ def main(argv=None) -> None:
     keys = ("uciok", "readyok", "launch -> readyok", "go 1", "go 2")
     heads = ("launch -> uciok", "isready -> readyok", "launch -> readyok", "go 1 -> bestmove",
              "go 2 -> bestmove")
-    print(f"{'command':<26}" + "".join(f"{h:>22}" for h in heads))
-    for name, runs in results.items():
-        cells = []
-        for key in keys:
-            values = [r[key] for r in runs]
-            cells.append(f"{statistics.median(values):.3f} ({min(values):.2f}-{max(values):.2f})")
-        print(f"{name:<26}" + "".join(f"{c:>22}" for c in cells))
-    print(f"{'CPU seconds (user+sys)':<26}" + "".join(f"{k[4:]:>26}" for k in CPU_SCRIPTS))
-    for name, runs in results.items():
-        cells = []
-        for key in CPU_SCRIPTS:
-            values = [r[key] for r in runs]
-            cells.append(f"{statistics.median(values):.3f} ({min(values):.2f}-{max(values):.2f})")
-        print(f"{name:<26}" + "".join(f"{c:>26}" for c in cells))
+    def table(title, columns, keys, width):
+        """One row per command: each key's median (min-max) over the launches."""
+        print(f"{title:<26}" + "".join(f"{c:>{width}}" for c in columns))
+        for name, runs in results.items():
+            cells = []
+            for key in keys:
+                values = [r[key] for r in runs]
+                cells.append(f"{statistics.median(values):.3f} ({min(values):.2f}-{max(values):.2f})")
+            print(f"{name:<26}" + "".join(f"{c:>{width}}" for c in cells))
+
+    table("command", heads, keys, 22)
+    table("CPU seconds (user+sys)", [k[4:] for k in CPU_SCRIPTS], CPU_SCRIPTS, 26)
     folder, pip = results.get("folder build"), results.get("pip-installed zerochess")
     if folder and pip:
         ratio = statistics.median(r["uciok"] for r in folder) / statistics.median(r["uciok"] for r in pip)
