@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from zerochess.cli import main
 
-BENCH_SIGNATURE = "c04f494d9b30"        # zerochess bench --nodes 5000 (uniform backend)
+BENCH_SIGNATURE = "062b1fccca53"        # zerochess bench --nodes 5000 (uniform backend)
 LINE = re.compile(r"^nodes (\d+) evals (\d+) time ([\d.]+) nps (\d+)$")
 
 

@@ -83,7 +83,9 @@ def test_prefers_the_faster_mate():
                           for r in _after(board, m).legal_moves))
     assert slow
     favoured = move_to_index(Board(fen), slow[0])
-    s = Search(FavourEvaluator(favoured), SearchParams(multipv=2))
+    # KQvK is a known win, whose search asks no network (test_search_known_endgames.py):
+    # the favouring network needs that knowledge off
+    s = Search(FavourEvaluator(favoured), SearchParams(multipv=2, known_endgames=False))
     result = s.search(Board(fen), nodes=20000)
     lines = {line.move: line for line in result.lines}
     assert result.best_move == "g1g8" and result.mate == 1

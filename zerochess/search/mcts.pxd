@@ -11,6 +11,7 @@ ctypedef struct Leaf:
     int32_t row            # batch row waiting for the evaluator, -1 when the value is known
     float v                # value (win - loss) from the leaf's side to move
     float d                # draw probability
+    bint known             # v and d are known (known_endgames.pxd): the network's are not used
     uint64_t key           # cache key of an evaluated row
 
 ctypedef struct BatchData:

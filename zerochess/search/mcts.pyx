@@ -27,7 +27,11 @@ for the side that moved into it, and a node whose children are all proven takes 
 of them. Proven wins keep the shortest distance, proven losses the longest, so that the
 faster mate and the slower loss are chosen. A mate in one, and a capture into a dead draw
 (insufficient material), are known when their node is expanded, whatever the network's prior
-for the move (``_find_immediate_results``). Selection values a proven child at its exact
+for the move (``_find_immediate_results``). A known win against a bare king (KRvK, KBNvK,
+...) is valued by how far the weak king is driven, not by the network
+(known_endgames.pxd), so the search makes progress where the network sees all moves
+as equally won; below a root that is itself such a win every node is one too, and the
+network is not called at all (uniform priors), so the search sees many times deeper. Selection values a proven child at its exact
 result, visited or not and without virtual loss (its leaf needs no evaluation), so a mate
 or a saving draw found at expansion is visited at once.
 """
@@ -41,9 +45,10 @@ from libc.stdlib cimport malloc, realloc, free
 from zerochess.engine.board cimport (
     Position, Move, Undo, GameStatus, ONGOING, CHECKMATE, MAX_MOVES, generate_legal,
     NO_PIECE, make_move, unmake_move, in_check, insufficient_material, repetition_key,
-    repetition_count, position_status)
+    repetition_count, position_status, Board)
 from zerochess.engine.encoding cimport SEQ_LEN, encode_position, move_index
 from zerochess.search.tt cimport tt_probe, tt_store, nn_cache_key
+from zerochess.search.known_endgames cimport known_win_value, is_known_win
 from zerochess.search.tree cimport (
     Tree, TreeData, Node, Edge, UNEXPANDED, PENDING, EXPANDED, TERMINAL,
     PROVEN_NONE, PROVEN_WIN, PROVEN_DRAW, PROVEN_LOSS,
@@ -175,6 +180,7 @@ cdef inline void _add_leaf(BatchData* b, TreeData* t, int32_t idx, int32_t depth
     leaf.v = v
     leaf.d = d
     leaf.key = key
+    leaf.known = row < 0
     b.n_leaves += 1
 
 
@@ -225,6 +231,8 @@ cdef int _expand(TreeData* t, BatchData* b, int32_t idx, Position* pos, int32_t 
     cdef Move moves[MAX_MOVES]
     cdef float priors[MAX_MOVES]
     cdef float wdl[3]
+    cdef float known_v
+    cdef bint known, wide
     cdef int i, n_moves = generate_legal(pos, moves)
     cdef GameStatus status
     cdef bint repeated
@@ -261,6 +269,14 @@ cdef int _expand(TreeData* t, BatchData* b, int32_t idx, Position* pos, int32_t 
         e[i].child = -1
     _find_immediate_results(t, idx, pos)
     n = &t.nodes[idx]                                 # the nodes may have moved
+    wide = t.known_endgames and is_known_win(&t.root_pos)
+    known = t.known_endgames and known_win_value(pos, wide, &known_v)
+    if known and wide:          # the whole tree is a known win: no network, many more nodes
+        for i in range(n_moves):
+            e[i].prior = 1.0 / n_moves
+        n.state = EXPANDED
+        _add_leaf(b, t, idx, depth, -1, known_v, 0.0, 0)
+        return SIM_KNOWN
     repeated = repetition_count(pos, t.hist, nh) > 0
     key = nn_cache_key(pos, repeated)
     if t.tt != NULL and tt_probe(t.tt, key, n_moves, priors, wdl):
@@ -268,7 +284,10 @@ cdef int _expand(TreeData* t, BatchData* b, int32_t idx, Position* pos, int32_t 
             e[i].prior = priors[i]
         n.state = EXPANDED
         t.cache_hits += 1
-        _add_leaf(b, t, idx, depth, -1, wdl[2] - wdl[0], wdl[1], 0)
+        if known:
+            _add_leaf(b, t, idx, depth, -1, known_v, 0.0, 0)
+        else:
+            _add_leaf(b, t, idx, depth, -1, wdl[2] - wdl[0], wdl[1], 0)
         return SIM_KNOWN
     row = b.n_rows
     encode_position(pos, repeated, b.tokens + row * SEQ_LEN)
@@ -279,7 +298,8 @@ cdef int _expand(TreeData* t, BatchData* b, int32_t idx, Position* pos, int32_t 
     b.offsets[b.n_rows] = <int32_t>b.n_legal
     n.state = PENDING
     t.nn_evals += 1
-    _add_leaf(b, t, idx, depth, row, 0.0, 0.0, key)
+    _add_leaf(b, t, idx, depth, row, known_v if known else 0.0, 0.0, key)
+    b.leaves[b.n_leaves - 1].known = known           # the network gives only the priors
     return SIM_EVAL
 
 
@@ -430,8 +450,9 @@ cdef void _apply(BatchData* b, const float* priors, const float* wdl) noexcept n
             e[j].prior = priors[off + j]
         n.state = EXPANDED
         w = wdl + 3 * leaf.row
-        leaf.v = w[2] - w[0]
-        leaf.d = w[1]
+        if not leaf.known:
+            leaf.v = w[2] - w[0]
+            leaf.d = w[1]
         if leaf.tree.tt != NULL:
             tt_store(leaf.tree.tt, leaf.key, n.n_edges, priors + off, w)
     for i in range(b.n_leaves):
@@ -452,6 +473,18 @@ cdef void _abandon(BatchData* b) noexcept nogil:
             n.n_edges = 0
             leaf.tree.nn_evals -= 1
         _undo_path(leaf.tree, leaf.node)
+
+
+# ------------------------------------------------------------------------- known wins
+
+def known_win(Board board not None, bint wide=False):
+    """The value (win - loss, from the side to move) the search gives ``board`` as a known
+    win against a bare king (known_endgames.pxd), or None when it is not one; ``wide``: the
+    scale used below a root that is itself a known win (0.10-0.99, else 0.90-0.99)."""
+    cdef float v
+    if known_win_value(&board.pos, wide, &v):
+        return float(v)
+    return None
 
 
 # ------------------------------------------------------------------------- one round

@@ -46,6 +46,12 @@ class SearchParams:
     max_collisions: int = 32
     """Stop gathering a batch after this many selections ended at a leaf already waiting
     for the evaluator (a collision); their virtual loss is undone at once."""
+    known_endgames: bool = True
+    """Value a leaf where one side has a bare king and the other mating material without
+    pawns (KQvK, KRvK, KBBvK, KBNvK, ...) by how far the weak king is driven to the edge (to
+    the bishop's corner with bishop and knight) and the kings' closeness, as Stockfish's
+    KXK and KBNK evaluations do, instead of by the network, which calls all of them won
+    alike (zerochess/search/known_endgames.pxd). False: the network's value everywhere."""
     dirichlet_alpha: float = 0.3
     """Dirichlet concentration of the root noise (AlphaZero: 0.3 for chess)."""
     dirichlet_fraction: float = 0.0

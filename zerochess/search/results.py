@@ -26,6 +26,8 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from zerochess.search.mcts import known_win
+
 __all__ = ["PVLine", "MoveStats", "NodeStats", "SearchInfo", "SearchResult", "SearchLimits",
            "SearchProgress", "q_to_cp", "build_info", "build_result", "root_move_stats"]
 
@@ -178,10 +180,22 @@ class SearchLimits:
     """UCI ``go searchmoves``: search only these root moves (UCI strings); empty = all."""
 
 
+def shown_q(q: float, known_win_root: bool) -> float:
+    """The Q reported for a root move: the search's own, except below a known-win root
+    (mcts.known_win), whose values spread over 0.10-0.99 to steer the search; reported on
+    the network's scale for won positions (0.90-0.99; the bare king's side: negated), so that a GUI shows KRvK as won, not
+    as +0.8. Values under 0.10 (a draw near: the rook hangs) are shown as they are."""
+    if not known_win_root or abs(q) < 0.10:
+        return q
+    return math.copysign(0.90 + 0.09 * min(1.0, (abs(q) - 0.10) / 0.89), q)
+
+
 def _line(tree, edges, i: int) -> PVLine:
     visits = int(edges["visits"][i])
     proven = int(edges["proven"][i])
     q = float(edges["q"][i]) if visits else PROVEN_Q.get(proven, 0.0)
+    if proven == 0 and tree.params.known_endgames:
+        q = shown_q(q, known_win(tree.root_board) is not None)
     d = float(edges["d"][i]) if visits else float(proven == 2)
     mate, mate_plies = mate_in_moves(proven, int(edges["plies"][i]))
     wdl = ((1.0 - q - d) / 2, d, (1.0 + q - d) / 2)

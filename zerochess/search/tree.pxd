@@ -63,6 +63,7 @@ ctypedef struct TreeData:
     double virtual_loss
     int32_t minibatch
     int32_t max_collisions
+    bint known_endgames    # value known wins against a bare king by known_endgames.pxd
     # this search's counters
     int64_t target         # playouts wanted in this search
     int64_t playouts       # completed playouts (visits added to the root) in this search

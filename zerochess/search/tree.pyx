@@ -215,6 +215,7 @@ cdef class Tree:
         self.data.virtual_loss = params.virtual_loss
         self.data.minibatch = params.minibatch
         self.data.max_collisions = params.max_collisions
+        self.data.known_endgames = params.known_endgames
         self.data.max_bytes = <int64_t>params.tree_mb * 1048576
         if self.data.max_bytes < INITIAL_NODES * sizeof(Node) + INITIAL_EDGES * sizeof(Edge):
             self.data.max_bytes = INITIAL_NODES * sizeof(Node) + INITIAL_EDGES * sizeof(Edge)
