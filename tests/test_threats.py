@@ -119,3 +119,178 @@ def test_add_threats_refuses_what_is_not_version_1_tokens():
         add_threats_inplace(np.zeros((2, SEQ_LEN), np.int64))
     with pytest.raises(ValueError, match="contiguous"):
         add_threats_inplace(np.zeros((SEQ_LEN, 2), np.uint8).T)
+
+
+# -- the networks that read them --------------------------------------------------------
+
+torch = pytest.importorskip("torch")
+
+from zerochess.engine.api import Network, load_network  # noqa: E402
+from zerochess.engine.network import NetworkConfig, build_model  # noqa: E402
+from zerochess.engine.models.transformer import grow  # noqa: E402
+from zerochess.engine.shipped import shipped_network_path  # noqa: E402
+
+FENS = random_game_fens(60, seed=9) + list(HANDPICKED)
+
+
+def tiny(seed=0, **overrides):
+    torch.manual_seed(seed)
+    return build_model(NetworkConfig.preset("tiny", reach_mask=True, **overrides)).eval()
+
+
+def outputs(model, tokens, legal_only=False):
+    with torch.no_grad():
+        return model(torch.from_numpy(tokens), legal_only=legal_only)
+
+
+def test_a_network_without_threat_inputs_is_what_it_was():
+    """Same weights from the same seed (the threat embedding is made last), no new entry in
+    its state dict or its config dict; the threat network starts at zero, so on version-2
+    tokens it answers exactly what the plain one answers on version 1."""
+    plain, threat = tiny(), tiny(threat_inputs=True)
+    ps, ts = plain.state_dict(), threat.state_dict()
+    assert set(ts) - set(ps) == {"threat_embed.weight"} and set(ps) <= set(ts)
+    assert all(torch.equal(ps[k], ts[k]) for k in ps)
+    assert ts["threat_embed.weight"].shape == (4, 64) and not ts["threat_embed.weight"].any()
+    assert "threat_inputs" not in plain.config.to_dict()  # its checkpoints: as before
+    assert threat.config.to_dict()["threat_inputs"] is True
+    for cfg in (plain.config, threat.config):
+        assert NetworkConfig.from_dict(cfg.to_dict()) == cfg
+    v1 = v1_tokens(FENS)
+    for legal_only in (False, True):  # the reach mask reads the version-1 part of the tokens
+        for a, b in zip(outputs(plain, v1, legal_only), outputs(threat, add_threats(v1), legal_only)):
+            assert torch.equal(a, b)
+
+
+def test_the_flags_add_their_embedding_to_the_squares_only():
+    from test_evaluator import sharpen
+
+    model = sharpen(tiny(threat_inputs=True), seed=1)
+    table = model.threat_embed.weight
+    assert table.abs().min() > 0
+    v1 = v1_tokens(FENS)
+    v2 = add_threats(v1)
+    with torch.no_grad():
+        x, base = model.embed(torch.from_numpy(v2))
+        plain = model.tok_embed(torch.from_numpy(v1).long()) + model.position_embedding()
+        flags = torch.from_numpy(v2[:, :64] // VOCAB_SIZE).long()
+        assert torch.equal(base, torch.from_numpy(v1).long())
+        assert torch.allclose(x[:, :64] - plain[:, :64], table[flags], atol=1e-6)
+        assert torch.equal(x[:, 64:], plain[:, 64:])
+    # and the network's answers depend on them
+    policy_v2, wdl_v2 = outputs(model, v2)
+    policy_v1, wdl_v1 = outputs(model, v1)
+    assert (wdl_v2 - wdl_v1).abs().max() > 1e-3
+
+
+def test_growing_threat_inputs_keeps_the_shipped_networks_function():
+    """``grow`` (``train supervise --init-from default --threat-inputs``) adds the embedding
+    at zero: on version-2 tokens the grown network gives bit-identical outputs."""
+    model = load_network(shipped_network_path("default", ".pt"), "cpu").model
+    grown = grow(model, threat_inputs=True).eval()
+    assert grown.config.threat_inputs and not model.config.threat_inputs
+    v1 = v1_tokens(FENS)
+    for legal_only in (False, True):
+        for a, b in zip(outputs(model, v1, legal_only), outputs(grown, add_threats(v1), legal_only)):
+            assert torch.equal(a, b)
+    with pytest.raises(ValueError, match="switches on what is off"):
+        grow(grown, threat_inputs=True)
+
+
+def test_predict_gives_a_threat_network_version_2_tokens():
+    from test_evaluator import sharpen
+
+    model = sharpen(tiny(threat_inputs=True), seed=2)
+    logits, wdl = Network(model).predict(FENS[:8])
+    ref_logits, ref_wdl = outputs(model, add_threats(v1_tokens(FENS[:8])))
+    assert np.array_equal(logits, ref_logits.numpy())
+    assert np.allclose(wdl, torch.softmax(ref_wdl, -1).numpy(), atol=1e-6)
+
+
+@pytest.fixture(scope="module")
+def threat_files(tmp_path_factory):
+    """A tiny threat network with a non-zero threat embedding: checkpoint, model, .onnx."""
+    pytest.importorskip("onnx")
+    from test_evaluator import sharpen
+    from zerochess.engine.checkpoint import save_checkpoint
+    from zerochess.engine.export import export_network_file
+
+    folder = tmp_path_factory.mktemp("threat-net")
+    model = sharpen(tiny(threat_inputs=True), seed=3)
+    save_checkpoint(folder / "t.pt", model, {"note": "test"})
+    export_network_file(folder / "t.pt", folder / "t.onnx")
+    return folder / "t.pt", model, folder / "t.onnx"
+
+
+def test_the_onnx_file_of_a_threat_network_says_so_and_its_evaluator_adds_the_flags(threat_files):
+    from test_evaluator import batch_of
+    from zerochess.engine.backends import make_evaluator
+    from zerochess.engine.onnx_evaluator import OnnxEvaluator
+    from zerochess.engine.onnx_network import ENCODING_THREATS, read_onnx_network
+    from zerochess.engine.torch_evaluator import TorchEvaluator
+
+    pt, model, onnx_path = threat_files
+    network = read_onnx_network(onnx_path, threads=1)
+    assert network.threat_inputs and network.config["threat_inputs"] is True
+    props = dict(network.session.get_modelmeta().custom_metadata_map)
+    assert props["encoding"] == ENCODING_THREATS
+    tokens, legal, offsets = batch_of(FENS)  # the search's version-1 tokens
+    ref_p, ref_w = TorchEvaluator(model, "cpu", precision="fp32").evaluate(tokens, legal, offsets)
+    with torch.no_grad():  # the torch evaluator itself against the model on version 2
+        want = torch.softmax(model(torch.from_numpy(add_threats(tokens)))[1], -1).numpy()
+    assert np.abs(ref_w - want).max() < 1e-5
+    counts = np.diff(offsets)
+    assert np.abs(ref_p - np.repeat(1.0 / counts, counts)).max() > 1e-2  # not vacuous
+    for onnx_ev in (OnnxEvaluator(network), make_evaluator(str(onnx_path), device="cpu"),
+                    OnnxEvaluator(model, cache=False)):  # the file, by path, exported on the fly
+        assert onnx_ev.threat_inputs
+        priors, wdl = onnx_ev.evaluate(tokens, legal, offsets)
+        assert np.abs(priors - ref_p).max() < 1e-4 and np.abs(wdl - ref_w).max() < 1e-4
+    # the graph alone, fed the version-1 tokens, answers something else: the flags matter
+    _, raw_wdl = network.session.run(None, {"tokens": tokens})
+    assert np.abs(raw_wdl - ref_w).max() > 1e-3
+    # a .pt of it plays through torch too
+    torch_ev = make_evaluator(str(pt), device="cpu", runtime="torch-fp32")
+    assert isinstance(torch_ev, TorchEvaluator) and torch_ev.threat_inputs
+
+
+def test_the_engine_plays_a_threat_network(threat_files):
+    from uci_process import UciProcess
+
+    _, _, onnx_path = threat_files
+    e = UciProcess()
+    try:
+        e.send("uci")
+        e.expect("uciok", timeout=15)
+        e.send(f"setoption name WeightsFile value {onnx_path}")
+        assert not [l for l in e.sync(timeout=60) if l.startswith("info string")]
+        e.send("position startpos moves e2e4 d7d5")
+        e.send("go nodes 60")
+        move = e.expect("bestmove", timeout=60)[-1].split()[1]
+        board = chess.Board()
+        board.push_uci("e2e4")
+        board.push_uci("d7d5")
+        assert chess.Move.from_uci(move) in board.legal_moves
+    finally:
+        e.close()
+
+
+@pytest.mark.parametrize("name", ["default", "zero"])
+def test_the_shipped_networks_read_version_1_and_export_as_before(name, tmp_path):
+    """The shipped networks have no threat inputs: their evaluators pass the search's tokens
+    through, and exporting them again gives the committed file's config, and, under the
+    torch that exported it, its every byte."""
+    onnx = pytest.importorskip("onnx")
+    from zerochess.engine.backends import make_evaluator
+    from zerochess.engine.export import export_network_file
+
+    assert not make_evaluator(name, device="cpu", threads=1).threat_inputs
+    assert not make_evaluator(name, device="cpu", runtime="torch-fp32").threat_inputs
+    export_network_file(shipped_network_path(name, ".pt"), tmp_path / "again.onnx")
+    committed = onnx.load(str(shipped_network_path(name, ".onnx")))
+    again = onnx.load(str(tmp_path / "again.onnx"))
+    props = [{p.key: p.value for p in m.metadata_props} for m in (committed, again)]
+    assert props[0]["config"] == props[1]["config"] and "threat_inputs" not in props[1]["config"]
+    assert props[0]["encoding"] == props[1]["encoding"] == "zerochess-tokens-72-v1"
+    if committed.producer_version == torch.__version__.split("+")[0]:
+        assert committed.graph.SerializeToString() == again.graph.SerializeToString()

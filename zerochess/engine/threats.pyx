@@ -35,12 +35,13 @@ from libc.string cimport memset
 from zerochess.engine.board cimport (Position, WHITE, BLACK, attacked_squares)
 from zerochess.engine.encoding cimport SEQ_LEN, VOCAB_SIZE
 
+from zerochess.engine.layout import N_THREAT_FLAGS, THREAT_VOCAB_SIZE  # noqa: F401 (re-exported)
+
 cnp.import_array()
 
-#: Flag values per square (two bits): the network's threat embedding has this many rows.
-N_THREAT_FLAGS = 4
-#: Distinct square-token values of version 2 (square tokens 0..12, times the flags).
-THREAT_VOCAB_SIZE = VOCAB_SIZE * N_THREAT_FLAGS
+# Two flag bits per square, and version-2 tokens must stay uint8.
+if (N_THREAT_FLAGS, THREAT_VOCAB_SIZE) != (4, VOCAB_SIZE * 4) or THREAT_VOCAB_SIZE > 256:
+    raise ImportError("layout.py's threat sizes are not two flag bits on uint8 tokens")
 
 cdef enum:
     N_SQUARE_TOKENS = 13  # version-1 square tokens: empty, own P N B R Q K, opponent P N B R Q K
