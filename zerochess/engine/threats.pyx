@@ -1,11 +1,10 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """Threat inputs: which squares each side attacks, folded into the network's square tokens.
 
-Monty (an MCTS chess engine) measured +51 +- 16 Elo from telling
-its network, per square, whether the opponent attacks it and whether the side to move
-defends it. A transformer can work that out from the pieces, but only by spending layers on
-geometry (a rook's attack along a file depends on every square between); handing it the
-answer frees them. The flags are a pure function of the version-1 tokens
+Monty (an MCTS chess engine) measured +51 +- 16 Elo from telling its network, per square,
+whether the opponent attacks it and whether the side to move defends it. A transformer can
+work that out from the pieces, but only by spending layers on geometry (a rook's attack
+along a file depends on every square between); handing it the answer frees them. The flags are a pure function of the version-1 tokens
 (``encoding.pyx``), so the training shards, which hold version-1 tokens only, serve networks
 with and without them, and the search keeps encoding version 1.
 

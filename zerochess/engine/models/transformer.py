@@ -356,9 +356,8 @@ def grow(model: ChessTransformer, **changes) -> ChessTransformer:
     Each option's new parameters start at zero where they enter (the attention biases, the
     spatial value path's last map, the threat embedding), so the grown network answers as
     the checkpoint does (with threat inputs: on the version-2 tokens of the positions the
-    checkpoint read as version 1) and
-    training adds what the new parts can learn, as ``deepen`` does for depth: a trained
-    network gains them without starting over.
+    checkpoint read as version 1) and training adds what the new parts can learn, as
+    ``deepen`` does for depth: a trained network gains them without starting over.
     """
     cfg = model.config
     for name, value in changes.items():
