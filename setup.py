@@ -40,6 +40,7 @@ def ext(name):
 EXTENSIONS = [
     ext("zerochess.engine.board"),
     ext("zerochess.engine.encoding"),
+    ext("zerochess.engine.threats"),
     ext("zerochess.search.tt"),
     ext("zerochess.search.tree"),
     ext("zerochess.search.mcts"),

@@ -19,7 +19,7 @@ def test_folder_build_holds_network_book_and_extensions():
     assert (internal / "zerochess" / "data" / "book.bin").is_file()
     extensions = {p.name.split(".")[0] for p in (internal / "zerochess").rglob("*.so")} | \
                  {p.name.split(".")[0] for p in (internal / "zerochess").rglob("*.pyd")}
-    assert {"board", "encoding", "mcts", "tree", "tt"} <= extensions, extensions
+    assert {"board", "encoding", "threats", "mcts", "tree", "tt"} <= extensions, extensions
 
 
 @pytest.mark.slow

@@ -139,6 +139,12 @@ def bad_onnx_file(tmp_path, kind):
     if kind == "newer":
         _altered(path, lambda p: p.update(format_version="2"))
         return path, "format version '2'; this zerochess reads version 1"
+    if kind == "other-encoding":
+        _altered(path, lambda p: p.update(encoding="zerochess-tokens-72-v9"))
+        return path, "encoding 'zerochess-tokens-72-v9' is not one this zerochess reads"
+    if kind == "threats-mislabelled":  # says version 2 where its network reads version 1
+        _altered(path, lambda p: p.update(encoding="zerochess-tokens-72-v2-threats"))
+        return path, "its config's threat_inputs does not match its encoding"
     if kind == "altered":
         def scale(p):
             probe = json.loads(p["probe"])
@@ -149,7 +155,8 @@ def bad_onnx_file(tmp_path, kind):
     raise ValueError(kind)
 
 
-BAD_KINDS = ["missing", "empty", "truncated", "random", "foreign", "newer", "altered"]
+BAD_KINDS = ["missing", "empty", "truncated", "random", "foreign", "newer", "other-encoding",
+             "threats-mislabelled", "altered"]
 
 
 @pytest.mark.parametrize("kind", BAD_KINDS)

@@ -279,6 +279,93 @@ def test_init_from_starts_at_the_checkpoints_weights(data, smoke_run, tmp_path):
     assert res.exit_code != 0 and "--init-from takes the checkpoint's architecture" in res.output
 
 
+def test_threat_inputs_train_on_version_2_batches_and_resume_exactly(data, tmp_path):
+    """A threat-input run reads the shards' version-1 tokens as version 2 (batches and
+    validation), its threat embedding learns, a killed run resumes bit-identically, and
+    ``train evaluate`` of its checkpoint scores it as the run did."""
+    import numpy as np
+
+    from zerochess.engine.threats import add_threats
+    from zerochess.train.data.batches import iterate_batches
+    from zerochess.train.supervised.trainer import evaluate_checkpoint
+
+    cfg = TINY.replace(threat_inputs=True, steps=4)
+    full, split = tmp_path / "full", tmp_path / "split"
+    trainer = Trainer(cfg, data, full)
+    assert trainer.model.config.threat_inputs
+    raw = next(iterate_batches(trainer.train_set, cfg.batch_size, cfg.seed,
+                               with_target=trainer.sampler_target))
+    assert np.array_equal(next(trainer.batches()).tokens, add_threats(raw.tokens))
+    trainer.run()
+    Trainer(cfg.replace(stop_after_steps=2), data, split).run()
+    Trainer(cfg, data, split, resume=True).run()
+    sa = torch.load(full / "resume.pt", weights_only=True)["model"]
+    sb = torch.load(split / "resume.pt", weights_only=True)["model"]
+    assert all(torch.equal(v, sb[k]) for k, v in sa.items())
+    assert sa["threat_embed.weight"].abs().min() > 0  # it learnt from the flags
+    assert json.loads((full / "config.json").read_text())["network"]["threat_inputs"] is True
+    model, info = load_checkpoint(full / "final.pt")
+    assert model.config.threat_inputs
+    val = info["metadata"]["metrics"]
+    again = evaluate_checkpoint(full / "final.pt", data, cfg)
+    assert again["loss"] == val["loss"] and again["legal_top1"] == val["legal_top1"]
+    assert again["legal_gen_masked_illegal"] == 0.0
+
+
+def test_threat_inputs_grow_the_shipped_network_at_zero(data, tmp_path):
+    """``--init-from default --threat-inputs``: the shipped weights, a zero threat
+    embedding, and on version-2 tokens exactly the shipped network's outputs; a run from a
+    threat checkpoint keeps the embedding and refuses to drop it."""
+    import numpy as np
+
+    from zerochess.engine.api import shipped_network_path
+    from zerochess.engine.threats import add_threats
+
+    warm_cfg = TINY.replace(init_from="default", threat_inputs=True, steps=1, reach_mask=None,
+                            dropout=0.0)
+    warm = Trainer(warm_cfg, data, tmp_path / "warm")
+    start, _ = load_checkpoint(shipped_network_path("default", ".pt"))
+    state, before = warm.model.state_dict(), start.state_dict()
+    assert set(state) - set(before) == {"threat_embed.weight"}
+    assert all(torch.equal(v, state[k]) for k, v in before.items())
+    assert not state["threat_embed.weight"].any()
+    tokens = warm.val_set.gather(np.arange(64)).tokens  # version 1, as the shards hold them
+    with torch.no_grad():
+        ref = start.eval()(torch.from_numpy(tokens))
+        out = warm.model.eval()(torch.from_numpy(add_threats(tokens)))
+    assert all(torch.equal(a, b) for a, b in zip(ref, out))
+    warm.run()
+    grown = tmp_path / "warm" / "final.pt"
+    assert Trainer(TINY.replace(init_from=str(grown), steps=1, reach_mask=None), data,
+                   tmp_path / "kept").net_cfg.threat_inputs
+    with pytest.raises(ValueError, match="would drop its threat embedding"):
+        Trainer(TINY.replace(init_from=str(grown), threat_inputs=False, reach_mask=None), data,
+                tmp_path / "dropped")
+
+
+def test_cli_threat_inputs_flag_and_config_file(data, smoke_run, tmp_path):
+    run, _ = smoke_run
+    r = CliRunner()
+    toml = tmp_path / "c.toml"
+    toml.write_text("preset = 'tiny'\nbatch_size = 32\nsteps = 2\nwarmup_steps = 1\n"
+                    "threads = 1\nval_max_samples = 32\nlegal_gen_games = 1\n"
+                    "legal_gen_moves = 2\nthreat_inputs = true\n")
+    res = r.invoke(main, ["train", "supervise", "--data", str(data), "--out",
+                          str(tmp_path / "toml"), "--config", str(toml)])
+    assert res.exit_code == 0, res.output
+    assert load_checkpoint(tmp_path / "toml" / "final.pt")[0].config.threat_inputs
+    res = r.invoke(main, ["train", "supervise", "--data", str(data), "--out",
+                          str(tmp_path / "flag"), "--config", str(toml), "--init-from",
+                          str(run / "final.pt"), "--threat-inputs"])
+    assert res.exit_code == 0, res.output
+    model, _ = load_checkpoint(tmp_path / "flag" / "final.pt")
+    assert model.config.threat_inputs and not load_checkpoint(run / "final.pt")[0].config.threat_inputs
+    res = r.invoke(main, ["train", "evaluate", str(tmp_path / "flag" / "final.pt"), "--data",
+                          str(data), "--config", str(toml)])
+    assert res.exit_code == 0, res.output
+    assert 0.0 <= json.loads(res.stdout)["legal_top1"] <= 1.0
+
+
 def test_legal_generation_test_on_an_untrained_network():
     torch.manual_seed(0)
     model = build_model(NetworkConfig.preset("tiny"))

@@ -59,12 +59,14 @@ class Network:
         reference the faster evaluators are checked against.
         """
         from zerochess.engine.encoding import encode_board
+        from zerochess.engine.threats import network_tokens
 
         boards = list(boards)
         if not boards:
             p = self.config.policy_size
             return np.zeros((0, p), np.float32), np.zeros((0, 3), np.float32)
         tokens = np.stack([encode_board(_as_board(b)) for b in boards]).astype(np.uint8)
+        tokens = network_tokens(tokens, self.config.threat_inputs)  # version 2 if it reads them
         with torch.inference_mode():
             logits, wdl_logits = self.model(torch.from_numpy(tokens).to(self.device))
             wdl = torch.softmax(wdl_logits.float(), dim=-1)

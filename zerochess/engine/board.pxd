@@ -103,6 +103,9 @@ cdef void make_move(Position* p, Move m, Undo* u) noexcept nogil
 cdef void unmake_move(Position* p, Move m, const Undo* u) noexcept nogil
 cdef bint in_check(const Position* p) noexcept nogil
 cdef bint legal_en_passant(const Position* p) noexcept nogil
+# Squares color `by` attacks on p.occupied (pseudo-attacks: pins ignored); reads only
+# p.pieces[by] and p.occupied.
+cdef uint64_t attacked_squares(const Position* p, int by) noexcept nogil
 
 # Keys and status. A history is the array of repetition keys of the earlier positions of
 # the game, oldest first (the current position's key is not in it).

@@ -228,6 +228,37 @@ cdef inline uint64_t attackers_of(const Position* p, int sq, int by, uint64_t oc
             | (rook_attacks(sq, occ) & (pc[ROOK] | pc[QUEEN])))
 
 
+cdef uint64_t attacked_squares(const Position* p, int by) noexcept nogil:
+    """Squares that color `by`'s pieces attack on the occupancy `p.occupied` (pawns
+    diagonally forward for their colour, sliders stopped by the first piece in the way,
+    knights, the king; pins ignored). Reads only `p.pieces[by]` and `p.occupied`, so a
+    caller may fill just those (the threat inputs, zerochess/engine/threats.pyx)."""
+    cdef const uint64_t* pc = p.pieces[by]
+    cdef uint64_t out = 0, b
+    cdef uint64_t diagonal = pc[BISHOP] | pc[QUEEN], straight = pc[ROOK] | pc[QUEEN]
+    b = pc[PAWN]
+    while b:
+        out |= PAWN_ATTACKS[by][zc_lsb(b)]
+        b &= b - 1
+    b = pc[KNIGHT]
+    while b:
+        out |= KNIGHT_ATTACKS[zc_lsb(b)]
+        b &= b - 1
+    b = pc[KING]
+    while b:
+        out |= KING_ATTACKS[zc_lsb(b)]
+        b &= b - 1
+    b = diagonal
+    while b:
+        out |= bishop_attacks(zc_lsb(b), p.occupied)
+        b &= b - 1
+    b = straight
+    while b:
+        out |= rook_attacks(zc_lsb(b), p.occupied)
+        b &= b - 1
+    return out
+
+
 cdef inline int king_square(const Position* p, int color) noexcept nogil:
     return zc_lsb(p.pieces[color][KING])
 

@@ -38,6 +38,10 @@ side stands further out on the first rank (X-FEN then writes a file letter): rar
 only by play, and the network still sees exactly which castlings are legal, because the
 policy is read over the legal moves.
 
+This is encoding version 1, what the search and the training shards hold. Version 2 (a
+network with threat inputs reads it) adds to each square token 44 times the square's
+attacked/defended flags, computed from version 1 alone: ``threats.pyx``.
+
 The seed's 69-token layout (64 squares, side, four castling rights) could not see en
 passant, the fifty-move counter or repetitions, so its network could not know that a
 capture en passant is legal or that a position is about to be drawn; tokens 69-71 fix that.

@@ -11,8 +11,8 @@ import json
 import os
 from pathlib import Path
 
-from zerochess.engine.onnx_network import (ENCODING, FORMAT, FORMAT_VERSION, POLICY_LAYOUT,
-                                           OnnxNetwork, probe_legal, probe_tokens,
+from zerochess.engine.onnx_network import (FORMAT, FORMAT_VERSION, POLICY_LAYOUT, OnnxNetwork,
+                                           encoding_name, probe_legal, probe_tokens,
                                            read_onnx_network)
 
 __all__ = ["export_network_file"]
@@ -38,12 +38,13 @@ def export_network_file(checkpoint: str | os.PathLike, out: str | os.PathLike) -
     checkpoint = Path(checkpoint)
     network = load_network(checkpoint, device="cpu")
     model = network.model.float().eval()
+    threat_inputs = model.config.threat_inputs  # the graph then reads version-2 tokens
     with torch.inference_mode():
-        logits, wdl = _exportable(model)(torch.from_numpy(probe_tokens()))
+        logits, wdl = _exportable(model)(torch.from_numpy(probe_tokens(threat_inputs)))
     probe = {"wdl": wdl.numpy().tolist(),
              "legal_logits": [logits[k, i].numpy().tolist() for k, i in enumerate(probe_legal())]}
     props = {
-        "format": FORMAT, "format_version": str(FORMAT_VERSION), "encoding": ENCODING,
+        "format": FORMAT, "format_version": str(FORMAT_VERSION), "encoding": encoding_name(threat_inputs),
         "policy_layout": POLICY_LAYOUT, "policy_size": str(model.config.policy_size),
         "seq_len": str(model.config.seq_len),
         "config": json.dumps(model.config.to_dict(), sort_keys=True),

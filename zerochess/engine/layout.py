@@ -13,5 +13,8 @@ N_SQUARES = 64
 N_FROM_TO = N_SQUARES * N_SQUARES  # from-square x to-square policy indices
 N_UNDERPROMOTIONS = 72  # 8 from-files x 3 directions x 3 pieces
 POLICY_SIZE = N_FROM_TO + N_UNDERPROMOTIONS  # 4168
+N_THREAT_FLAGS = 4  # threat inputs, per square: opponent attacks it (bit 0), mover does (bit 1)
+THREAT_VOCAB_SIZE = VOCAB_SIZE * N_THREAT_FLAGS  # version-2 token values (threats.pyx): 176
 
-__all__ = ["SEQ_LEN", "VOCAB_SIZE", "N_SQUARES", "N_FROM_TO", "N_UNDERPROMOTIONS", "POLICY_SIZE"]
+__all__ = ["SEQ_LEN", "VOCAB_SIZE", "N_SQUARES", "N_FROM_TO", "N_UNDERPROMOTIONS", "POLICY_SIZE",
+           "N_THREAT_FLAGS", "THREAT_VOCAB_SIZE"]

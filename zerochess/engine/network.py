@@ -133,6 +133,20 @@ class NetworkConfig:
     are mapped back to the pooled width and added (Lc0's value head flattens per-square
     channels the same way). The last map starts at zero, so a trained network grown with
     it keeps its function. 0 for checkpoints saved before the field existed."""
+    threat_inputs: bool = False
+    """The network reads version-2 tokens (``zerochess/engine/threats.pyx``): each square
+    token also says whether the opponent attacks the square and whether the side to move
+    defends it, which Monty measured at +51 Elo. The network splits a token t into the
+    square token t % 44 and the flags t // 44 and adds a learnt threat embedding (4 x
+    d_model, zero at the start, so growing it into a trained network keeps its function)
+    to the square's embedding. Its evaluators turn the search's version-1 tokens into
+    version-2 ones (``threats.add_threats``); so does training. False for checkpoints
+    saved before the field existed, and left out of ``to_dict`` while False."""
+
+    #: Fields ``to_dict`` leaves out at their default: a network without them writes the
+    #: config (checkpoints, ONNX metadata, the ONNX cache's key) it wrote before they
+    #: existed, so its files stay byte for byte what they were and older zerochess reads them.
+    OMITTED_AT_DEFAULT = ("threat_inputs",)
 
     def __post_init__(self) -> None:
         if self.architecture not in architectures():
@@ -163,7 +177,11 @@ class NetworkConfig:
         return replace(base, **overrides)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        d = asdict(self)
+        for name in self.OMITTED_AT_DEFAULT:
+            if d[name] == _DEFAULTS[name]:
+                del d[name]
+        return d
 
     @classmethod
     def from_dict(cls, d: dict) -> "NetworkConfig":
@@ -174,6 +192,8 @@ class NetworkConfig:
             raise ValueError(f"unknown config fields {sorted(unknown)}")
         return cls(**d)
 
+
+_DEFAULTS = {f.name: f.default for f in fields(NetworkConfig)}
 
 PRESETS: dict[str, NetworkConfig] = {
     # Seconds per training epoch on a laptop CPU; the stand-in shipped network and the tests.

@@ -6,7 +6,9 @@ fly (a ``.pt`` checkpoint as ``WeightsFile``; needs the ``train`` extra), cached
 
 Same ABI as the torch backend (``zerochess.engine.evaluator``): one ``session.run`` per
 batch gives the policy logits and WDL probabilities, and the legal-move gather and softmax
-are the ones every backend shares (``gather_index``, ``legal_softmax``).
+are the ones every backend shares (``gather_index``, ``legal_softmax``). A network with
+threat inputs gets the batch's tokens as version 2 (``threats.add_threats``); the search
+hands version 1 to every evaluator.
 
 Exporting (torch's TorchScript exporter, dynamic batch dimension) costs about 0.8 s for the
 shipped network (0.2 s importing ``onnx``, 0.6 s tracing and serialising), more for larger
@@ -29,13 +31,13 @@ import hashlib
 import json
 import logging
 import os
-from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
 
 from zerochess.engine.atomic import write_atomic
 from zerochess.engine.evaluator import empty_outputs, gather_index, legal_softmax
+from zerochess.engine.threats import network_tokens
 from zerochess.engine.onnx_network import (PROBE_FENS, OnnxNetwork, probe_tokens,  # noqa: F401
                                             session_options)
 
@@ -93,7 +95,8 @@ def network_key(model) -> str:
     import torch
 
     h = hashlib.sha256(f"{EXPORT_FORMAT}|opset {OPSET}|torch {torch.__version__}|".encode())
-    h.update(json.dumps(asdict(model.config), sort_keys=True, default=str).encode())
+    # to_dict, not asdict: a network without the newer options keeps the key it had
+    h.update(json.dumps(model.config.to_dict(), sort_keys=True, default=str).encode())
     for name, tensor in sorted(model.state_dict().items()):
         t = tensor.detach().to("cpu", torch.float32).contiguous()
         h.update(f"|{name}{tuple(t.shape)}|".encode())
@@ -183,9 +186,12 @@ class OnnxEvaluator:
             self.policy_size = network.policy_size
             self.source = network.source
             self.session = network.session
+            self.threat_inputs = network.threat_inputs
             return
         model = getattr(network, "model", network)
         self.config = model.config
+        #: The network reads version-2 tokens: ``forward`` adds the threat flags.
+        self.threat_inputs = bool(model.config.threat_inputs)
         self.policy_size = model.config.policy_size
         self.source = getattr(network, "source", "<memory>")
         model = copy.deepcopy(model).eval().float().cpu()
@@ -196,7 +202,7 @@ class OnnxEvaluator:
         self.session = self._session_for(model)
 
     def _session_for(self, model):
-        tokens = probe_tokens()
+        tokens = probe_tokens(self.threat_inputs)  # what the graph reads
         size = tokens.shape[0] * (self.policy_size + 3) * 4  # float32 logits and WDL
         if self.cache_path is not None:
             cached = read_cached(self.cache_path, self._key, size)
@@ -254,9 +260,11 @@ class OnnxEvaluator:
         return session
 
     def forward(self, tokens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Raw network outputs for a token batch: (policy logits [B, P], WDL probs [B, 3]);
-        only legal moves' logits are meaningful (``legal_only``)."""
-        logits, wdl = self.session.run(None, {"tokens": np.ascontiguousarray(tokens)})
+        """Raw network outputs for a batch of version-1 tokens (the search's): (policy
+        logits [B, P], WDL probs [B, 3]); only legal moves' logits are meaningful
+        (``legal_only``)."""
+        tokens = network_tokens(np.ascontiguousarray(tokens), self.threat_inputs)
+        logits, wdl = self.session.run(None, {"tokens": tokens})
         return logits, wdl
 
     def evaluate(

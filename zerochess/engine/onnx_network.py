@@ -4,14 +4,17 @@ know about it, so that playing needs ONNX Runtime and never the torch checkpoint
 Written by ``zerochess export CHECKPOINT OUT.onnx`` (``zerochess.engine.export``) from a ``.pt``
 checkpoint; read by ``read_onnx_network`` with onnxruntime alone (no torch, no ``onnx``).
 
-The graph: input ``tokens`` uint8 [batch, 72] (``zerochess.engine.encoding``), outputs
+The graph: input ``tokens`` uint8 [batch, 72] (``zerochess.engine.encoding``; version 2,
+``zerochess.engine.threats``, for a network with threat inputs), outputs
 ``policy`` float32 [batch, 4168] (logits; only legal moves' are meaningful) and ``wdl``
 float32 [batch, 3] (probabilities, loss/draw/win from the side to move). Its
 ``metadata_props`` (strings; JSON where structured):
 
     format             "zerochess-network-onnx"   tells our files from any other ONNX model
     format_version     "1"                        bumped on any incompatible change
-    encoding           ENCODING                   the input tokens' layout
+    encoding           ENCODING                   the input tokens' layout: ENCODING, or
+                       ENCODING_THREATS           for a network with threat inputs (whose
+                                                  evaluators call threats.add_threats first)
     policy_layout      POLICY_LAYOUT              the policy indices' meaning
     policy_size        "4168"
     seq_len            "72"
@@ -38,13 +41,17 @@ import numpy as np
 
 from zerochess.engine.errors import CheckpointError
 
-__all__ = ["FORMAT", "FORMAT_VERSION", "ENCODING", "POLICY_LAYOUT", "PROBE_FENS", "OnnxNetwork",
-           "read_onnx_network", "probe_tokens", "probe_legal", "session_options"]
+__all__ = ["FORMAT", "FORMAT_VERSION", "ENCODING", "ENCODING_THREATS", "POLICY_LAYOUT",
+           "PROBE_FENS", "OnnxNetwork", "encoding_name", "read_onnx_network", "probe_tokens",
+           "probe_legal", "session_options"]
 
 FORMAT = "zerochess-network-onnx"
 FORMAT_VERSION = 1
 #: The input layout (the table in zerochess/engine/encoding.pyx); renamed when it changes.
 ENCODING = "zerochess-tokens-72-v1"
+#: Version 2: version 1 with threat flags in the square tokens (zerochess/engine/threats.pyx),
+#: what a network with ``NetworkConfig.threat_inputs`` reads.
+ENCODING_THREATS = "zerochess-tokens-72-v2-threats"
 #: The policy index layout: from*64+to, then 72 underpromotions, in the mover's frame.
 POLICY_LAYOUT = "from64-to-then-underpromotions-4168-v1"
 
@@ -60,12 +67,20 @@ PROBE_FENS = (
 LOGIT_TOLERANCE, WDL_TOLERANCE = 1e-3, 1e-4
 
 
-def probe_tokens() -> np.ndarray:
-    """The tokens of ``PROBE_FENS``: uint8 [K, 72]."""
+def encoding_name(threat_inputs: bool) -> str:
+    """The ``encoding`` a network reads: ENCODING_THREATS with threat inputs, else ENCODING."""
+    return ENCODING_THREATS if threat_inputs else ENCODING
+
+
+def probe_tokens(threat_inputs: bool = False) -> np.ndarray:
+    """The tokens of ``PROBE_FENS`` as a network reads them: uint8 [K, 72], version 2 for
+    one with threat inputs."""
     from zerochess.engine.board import Board
     from zerochess.engine.encoding import encode_board
+    from zerochess.engine.threats import network_tokens
 
-    return np.stack([encode_board(Board(fen)) for fen in PROBE_FENS]).astype(np.uint8)
+    tokens = np.stack([encode_board(Board(fen)) for fen in PROBE_FENS]).astype(np.uint8)
+    return network_tokens(tokens, threat_inputs)
 
 
 def probe_legal() -> list[np.ndarray]:
@@ -87,6 +102,8 @@ class OnnxNetwork:
         metadata: provenance: ``training`` (the checkpoint's metadata), ``source_sha256``,
             ``zerochess_version``.
         policy_size, seq_len: the encoding contract it was built for.
+        threat_inputs: it reads version-2 tokens (its ``encoding`` is ENCODING_THREATS):
+            its evaluator turns the search's tokens into them (``threats.add_threats``).
     """
 
     source: str
@@ -95,6 +112,7 @@ class OnnxNetwork:
     metadata: dict = field(default_factory=dict)
     policy_size: int = 0
     seq_len: int = 0
+    threat_inputs: bool = False
 
 
 def session_options(threads: int | None):
@@ -126,9 +144,9 @@ def _json(props: dict, key: str, path) -> object:
         raise CheckpointError(path, f"missing or malformed {key!r} metadata") from exc
 
 
-def _check_contract(props: dict, session, path) -> tuple[int, int]:
+def _check_contract(props: dict, session, path) -> tuple[int, int, bool]:
     """The file's format, encoding and graph signature against this zerochess's; returns
-    (policy_size, seq_len)."""
+    (policy_size, seq_len, whether it reads threat inputs)."""
     from zerochess.engine.encoding import POLICY_SIZE, SEQ_LEN
 
     if props.get("format") != FORMAT:
@@ -137,7 +155,15 @@ def _check_contract(props: dict, session, path) -> tuple[int, int]:
     if props.get("format_version") != str(FORMAT_VERSION):
         raise CheckpointError(path, f"format version {props.get('format_version')!r}; this "
                               f"zerochess reads version {FORMAT_VERSION}")
-    expected = {"encoding": ENCODING, "policy_layout": POLICY_LAYOUT,
+    if props.get("encoding") not in (ENCODING, ENCODING_THREATS):
+        raise CheckpointError(path, f"encoding {props.get('encoding')!r} is not one this "
+                              f"zerochess reads ({ENCODING!r}, {ENCODING_THREATS!r})")
+    threat_inputs = props["encoding"] == ENCODING_THREATS
+    config = _json(props, "config", path)
+    if not isinstance(config, dict) or bool(config.get("threat_inputs", False)) != threat_inputs:
+        raise CheckpointError(path, f"its config's threat_inputs does not match its encoding "
+                              f"{props['encoding']!r}")
+    expected = {"policy_layout": POLICY_LAYOUT,
                 "policy_size": str(POLICY_SIZE), "seq_len": str(SEQ_LEN)}
     for key, value in expected.items():
         if props.get(key) != value:
@@ -148,14 +174,14 @@ def _check_contract(props: dict, session, path) -> tuple[int, int]:
             ("policy", "tensor(float)", [POLICY_SIZE]), ("wdl", "tensor(float)", [3])]:
         raise CheckpointError(path, f"graph inputs {inputs} and outputs {outputs} are not a "
                               "zerochess network's")
-    return POLICY_SIZE, SEQ_LEN
+    return POLICY_SIZE, SEQ_LEN, threat_inputs
 
 
-def _check_probe(session, props: dict, path) -> None:
+def _check_probe(session, props: dict, path, threat_inputs: bool) -> None:
     """Run the probe positions; refuse a file whose outputs are not the recorded ones."""
     probe = _json(props, "probe", path)
     try:
-        logits, wdl = session.run(None, {"tokens": probe_tokens()})
+        logits, wdl = session.run(None, {"tokens": probe_tokens(threat_inputs)})
     except Exception as exc:  # onnxruntime's own types
         raise CheckpointError(path, f"onnxruntime cannot run it: {_first_line(exc)}") from exc
     try:
@@ -200,10 +226,10 @@ def read_onnx_network(path: str | os.PathLike, threads: int | None = None,
         raise CheckpointError(path, "not an ONNX model onnxruntime can load (truncated or "
                               f"corrupt?): {_first_line(exc)}") from exc
     props = _props(session)
-    policy_size, seq_len = _check_contract(props, session, path)
-    _check_probe(session, props, path)
+    policy_size, seq_len, threat_inputs = _check_contract(props, session, path)
+    _check_probe(session, props, path, threat_inputs)
     metadata = {"training": _json(props, "training", path),
                 "source_sha256": props.get("source_sha256"),
                 "zerochess_version": props.get("zerochess_version")}
     return OnnxNetwork(str(path), session, _json(props, "config", path), metadata,
-                       policy_size, seq_len)
+                       policy_size, seq_len, threat_inputs)

@@ -13,6 +13,7 @@ import numpy as np
 
 from zerochess.engine.defaults import DEFAULT_POLICY_TEMPERATURE
 from zerochess.engine.evaluator import empty_outputs, gather_index, legal_softmax
+from zerochess.engine.threats import network_tokens
 
 logger = logging.getLogger(__name__)
 
@@ -151,6 +152,8 @@ class TorchEvaluator:
         if malloc_tuning and self.device.type == "cpu":
             tune_malloc()
         self.config = model.config
+        #: The network reads version-2 tokens: every batch gets the threat flags first.
+        self.threat_inputs = bool(model.config.threat_inputs)
         self.policy_size = model.config.policy_size
         self.policy_temperature = float(policy_temperature)
         self.max_batch = int(max_batch)
@@ -185,9 +188,11 @@ class TorchEvaluator:
         return model
 
     def _upload(self, tokens: np.ndarray):
+        """The search's version-1 ``tokens`` as the network reads them, on its device."""
         import torch
 
-        t = torch.from_numpy(tokens)  # zero-copy view of the core's buffer
+        tokens = network_tokens(tokens, self.threat_inputs)  # version 2 for threat inputs
+        t = torch.from_numpy(tokens)  # zero-copy view of the core's buffer (version 1)
         if self.device.type != "cuda":
             return t
         pinned = getattr(self._staging, "pinned", None)

@@ -124,13 +124,16 @@ def convert(src, dst):
               help="Learnt attention biases; with --init-from, added at zero.")
 @click.option("--value-squares", type=click.IntRange(min=1), default=None,
               help="Channels of the value head's spatial path; with --init-from, added at zero.")
+@click.option("--threat-inputs", is_flag=True, default=None,
+              help="Threat inputs (each square: attacked by the opponent, defended by the side "
+                   "to move); with --init-from, their embedding added at zero.")
 @click.option("--layers", "n_layers", type=click.IntRange(min=1), default=None,
               help="Encoder layers; with --init-from, layers appended as the identity.")
 @click.option("--seed", type=int, default=None, help="Seed of weights, dropout and data order.")
 @click.option("--resume", is_flag=True, help="Continue the run in OUT exactly where it stopped.")
 def supervise(data, snapshot, out, preset, config_file, device, policy_head, policy_target,
               epochs, steps, minutes, batch_size, lr, threads, init_from, attention_bias,
-              value_squares, n_layers, seed, resume):
+              value_squares, threat_inputs, n_layers, seed, resume):
     """Train a network on DATA (one or several sets), writing checkpoints, train.log and
     metrics.jsonl to OUT.
 
@@ -151,8 +154,8 @@ def supervise(data, snapshot, out, preset, config_file, device, policy_head, pol
                           policy_target=policy_target, epochs=epochs, batch_size=batch_size,
                           lr=lr, threads=threads, init_from=init_from,
                           attention_bias=attention_bias, value_squares=value_squares,
-                          n_layers=n_layers, seed=seed, data=list(data) or None,
-                          snapshot=snapshot)
+                          threat_inputs=threat_inputs, n_layers=n_layers, seed=seed,
+                          data=list(data) or None, snapshot=snapshot)
         if cfg.init_from and (preset or policy_head):
             raise ValueError("--init-from takes the checkpoint's architecture; drop --preset "
                              "and --policy-head")

@@ -6,6 +6,8 @@ Shape of the network (seed §1.4, with Leela Chess Zero's attention policy as an
       -> token embedding + position embedding       (B, T, C)
            squares 0..63: rank_embed[s // 8] + file_embed[s % 8]  (factored: a1 and a2
            share a file vector without learning it); tokens 64..71: one flag embedding each
+           threat_inputs only: version-2 tokens t (threats.pyx), the token embedding of
+           t % 44 plus, on the squares, threat_embed[t // 44] (attacked / defended flags)
       -> n_layers pre-norm encoder layers (fused QKV, scaled_dot_product_attention, GELU MLP;
            optionally a learnt square-to-square bias on each head's attention logits)
       -> final LayerNorm                            (B, T, C)
@@ -29,7 +31,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from zerochess.engine.layout import N_FROM_TO, N_SQUARES, N_UNDERPROMOTIONS, VOCAB_SIZE
+from zerochess.engine.layout import (N_FROM_TO, N_SQUARES, N_THREAT_FLAGS, N_UNDERPROMOTIONS,
+                                     VOCAB_SIZE)
 from zerochess.engine.network import NetworkConfig, PolicyValueModel
 
 
@@ -207,6 +210,13 @@ class ChessTransformer(PolicyValueModel):
         self.apply(self._init_weights)
         if self.value_squares is not None:
             nn.init.zeros_(self.value_squares[-1].weight)  # adds nothing until it learns
+        # Threat inputs: a square's flags (threats.pyx) add a learnt vector to its token
+        # embedding, zero at the start (likewise: the flags start unread). Made from zeros
+        # after the others' init, so it draws no random numbers: the rest of the network
+        # gets the weights a network without it gets from the same seed.
+        self.threat_embed = (nn.Embedding.from_pretrained(torch.zeros(N_THREAT_FLAGS, C),
+                                                          freeze=False)
+                             if cfg.threat_inputs else None)
 
     def allowed_moves(self, tokens: torch.Tensor) -> torch.Tensor:
         """(B, POLICY_SIZE) bool: the moves ``reach_mask`` keeps for these positions."""
@@ -232,9 +242,23 @@ class ChessTransformer(PolicyValueModel):
         squares = self.rank_embed(self.sq_rank) + self.file_embed(self.sq_file)  # (64, C)
         return torch.cat([squares, self.flag_embed.weight], dim=0)  # (T, C)
 
+    def embed(self, tokens: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(token + position embeddings (B, T, C), the version-1 tokens (B, T)).
+
+        With ``threat_inputs`` the tokens are version 2 (threats.pyx): t % 44 is the
+        version-1 token, t // 44 the square's flags (0 on tokens 64..71), whose embedding is
+        added to the 64 squares only. Integer ops: the ONNX export reads them as they are."""
+        tokens = tokens.long()
+        if self.threat_embed is None:
+            return self.tok_embed(tokens) + self.position_embedding(), tokens
+        base, flags = tokens % VOCAB_SIZE, tokens[:, :N_SQUARES] // VOCAB_SIZE
+        x = self.tok_embed(base) + self.position_embedding()  # (B, T, C)
+        squares = x[:, :N_SQUARES] + self.threat_embed(flags)  # (B, 64, C)
+        return torch.cat([squares, x[:, N_SQUARES:]], dim=1), base
+
     def forward(self, tokens: torch.Tensor,
                 legal_only: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
-        x = self.tok_embed(tokens.long()) + self.position_embedding()  # (B, T, C)
+        x, tokens = self.embed(tokens)  # (B, T, C), version-1 tokens (B, T) for the mask
         for layer in self.layers:
             x = layer(x)  # (B, T, C)
         # Reduced-precision inference may keep the final norm and heads in fp32 (see
@@ -321,17 +345,19 @@ def deepen(model: ChessTransformer, n_layers: int) -> ChessTransformer:
 
 #: Options whose new parameters start where they add nothing, so ``grow`` can switch them
 #: on in a trained network: {field: what the names of its parameters contain}.
-GROWABLE = {"attention_bias": ".attn_bias", "value_squares": "value_squares."}
+GROWABLE = {"attention_bias": ".attn_bias", "value_squares": "value_squares.",
+            "threat_inputs": "threat_embed."}
 
 
 def grow(model: ChessTransformer, **changes) -> ChessTransformer:
-    """The same network with more of it (``attention_bias=True``, ``value_squares=K``),
-    computing exactly what it did.
+    """The same network with more of it (``attention_bias=True``, ``value_squares=K``,
+    ``threat_inputs=True``), computing exactly what it did.
 
     Each option's new parameters start at zero where they enter (the attention biases, the
-    spatial value path's last map), so the grown network answers as the checkpoint does and
-    training adds what the new parts can learn, as ``deepen`` does for depth: a trained
-    network gains them without starting over.
+    spatial value path's last map, the threat embedding), so the grown network answers as
+    the checkpoint does (with threat inputs: on the version-2 tokens of the positions the
+    checkpoint read as version 1) and training adds what the new parts can learn, as
+    ``deepen`` does for depth: a trained network gains them without starting over.
     """
     cfg = model.config
     for name, value in changes.items():

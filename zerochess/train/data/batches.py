@@ -12,6 +12,9 @@ batch index): epoch e visits the samples in the order ``default_rng([seed, e]).p
 and drops the last partial batch. That is what lets ``--resume`` continue from a saved data
 position exactly, and it lets ``Prefetcher`` gather batch k + 1 on a side thread (numpy
 releases the GIL while copying) while the trainer runs batch k.
+
+Shards hold version-1 tokens (``encoding.pyx``); ``for_network`` turns a stream of batches
+into what a network with threat inputs reads (version 2, ``threats.pyx``), batch by batch.
 """
 
 from __future__ import annotations
@@ -127,6 +130,21 @@ class PositionSet:
         if target is not None:  # rows sum to exactly 1 (float16 legacy weights included)
             target /= target.sum(1, keepdims=True)
         return Batch(tokens, move, wdl, kind, legal, target, best=best)
+
+
+def for_network(batches: Iterator[Batch], threat_inputs: bool) -> Iterator[Batch]:
+    """``batches`` as a network reads them: unchanged, or with version-2 tokens when it has
+    threat inputs. The flags are added in place to each batch's own token array (``gather``
+    made it), as the batch streams by: on the loader's thread when prefetched, and without
+    the GIL, so no copy of the data set is made and the trainer does not wait for it."""
+    if not threat_inputs:
+        yield from batches
+        return
+    from zerochess.engine.threats import add_threats_inplace
+
+    for batch in batches:
+        add_threats_inplace(batch.tokens)
+        yield batch
 
 
 def epoch_order(n: int, seed: int, epoch: int) -> np.ndarray:

@@ -32,6 +32,7 @@ import numpy as np
 import torch
 
 from zerochess.engine.checkpoint import load_checkpoint, save_checkpoint
+from zerochess.engine.threats import network_tokens
 from zerochess.train.common.jsonl import append_jsonl
 from zerochess.train.common.optim import adamw, cosine
 from zerochess.train.common.state import load_state, save_state
@@ -123,6 +124,7 @@ class Learner:
         for k in range(steps):
             t0 = time.perf_counter()
             batch = window.gather(window.sample(rng, cfg.batch_size))
+            batch.tokens = network_tokens(batch.tokens, self.model.config.threat_inputs)
             tokens, target, wdl, legal = self._to_device(batch)
             t1 = time.perf_counter()
             lr = self._lr(k, steps)

@@ -32,6 +32,12 @@ class SuperviseConfig(ConfigFile):
     """Channels per square of the value head's spatial path (NetworkConfig.value_squares);
     None keeps the preset's (0, none) or the `init_from` checkpoint's. A positive value with
     `init_from` adds the path to a checkpoint without one, at zero (its exact function)."""
+    threat_inputs: bool | None = None
+    """Threat inputs (NetworkConfig.threat_inputs: per square, attacked by the opponent and
+    defended by the side to move, zerochess/engine/threats.pyx); None keeps the preset's
+    (off) or the `init_from` checkpoint's setting. True with `init_from` adds the threat
+    embedding, at zero, to a checkpoint without it: training starts from its exact function.
+    Batches then carry version-2 tokens, computed from the shards' version-1 ones."""
     n_layers: int | None = None
     """Encoder layers; None keeps the preset's or the `init_from` checkpoint's. More than
     the checkpoint has appends layers that start as the identity (transformer.deepen), so
@@ -80,8 +86,9 @@ class SuperviseConfig(ConfigFile):
     for the shipped networks, as the `WeightsFile` option names them), with a fresh optimizer
     and schedule (nanoGPT's ``init_from``), to fine-tune a finished run on new settings. The
     checkpoint's architecture replaces `preset` and `policy_head`; `dropout` and `reach_mask`
-    (neither has parameters) still apply; `attention_bias`, `value_squares` and `n_layers`
-    grow it, each starting from the checkpoint's exact function (docs/training.md)."""
+    (neither has parameters) still apply; `attention_bias`, `value_squares`, `threat_inputs`
+    and `n_layers` grow it, each starting from the checkpoint's exact function
+    (docs/training.md)."""
     data: str | list[str] | None = None
     """The data set(s): a directory, or a list of specs ``DIR`` or ``DIR:WEIGHT`` (relative
     sampling weights, 1 when omitted), read from the directory the command runs in;

@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from zerochess.engine import Board, encode_board, index_to_move, legal_move_indices
+from zerochess.engine.threats import network_tokens
 
 
 @torch.no_grad()
@@ -34,7 +35,9 @@ def legal_generation_test(model: torch.nn.Module, n_games: int = 100, n_moves: i
         active = [b for b in boards if not b.is_game_over()]
         if not active:
             break
-        tokens = torch.from_numpy(np.stack([encode_board(b) for b in active])).to(device)
+        tokens = network_tokens(np.stack([encode_board(b) for b in active]),
+                                model.config.threat_inputs)  # version 2 if it reads them
+        tokens = torch.from_numpy(tokens).to(device)
         logits, _ = model(tokens)
         logits = logits.float().cpu()  # (B, P)
         legal = torch.zeros_like(logits, dtype=torch.bool)

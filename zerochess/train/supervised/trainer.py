@@ -54,7 +54,9 @@ from zerochess.train.common.jsonl import append_jsonl, keep_jsonl
 from zerochess.train.common.optim import adamw, cosine
 from zerochess.train.common.runlog import attach_log, detach_log
 from zerochess.train.common.state import load_state, rng_state, save_state, set_rng_state
-from zerochess.train.data.batches import Batch, PositionSet, Prefetcher, iterate_batches
+from zerochess.engine.threats import network_tokens
+from zerochess.train.data.batches import (Batch, PositionSet, Prefetcher, for_network,
+                                          iterate_batches)
 from zerochess.train.data.mixture import (DataSpec, MixedSet, OpenedSet, combined_fingerprint,
                                           describe_difference, hold_in_memory, iterate_mixed,
                                           open_set, parse_data_specs, set_names)
@@ -206,13 +208,16 @@ class Trainer:
 
     def batches(self, start_epoch: int = 0, start_index: int = 0, start_step: int = 0):
         """The run's training batches from a data position on: one set's by epoch order
-        (``batches.py``), several sets' mixed in proportion (``mixture.py``)."""
+        (``batches.py``), several sets' mixed in proportion (``mixture.py``); with the
+        threat flags in their tokens when the network reads them (``for_network``)."""
         cfg = self.cfg
         if isinstance(self.train_set, MixedSet):
-            return iterate_mixed(self.train_set, cfg.batch_size, cfg.seed, start_step,
-                                 self.sampler_target)
-        return iterate_batches(self.train_set, cfg.batch_size, cfg.seed, start_epoch,
-                               start_index, self.sampler_target)
+            batches = iterate_mixed(self.train_set, cfg.batch_size, cfg.seed, start_step,
+                                    self.sampler_target)
+        else:
+            batches = iterate_batches(self.train_set, cfg.batch_size, cfg.seed, start_epoch,
+                                      start_index, self.sampler_target)
+        return for_network(batches, self.net_cfg.threat_inputs)
 
     def _fixed_total(self) -> int:
         return self.cfg.steps or self.cfg.epochs * self.steps_per_epoch
@@ -445,8 +450,9 @@ def set_metrics(model: torch.nn.Module, val_set: PositionSet, cfg: SuperviseConf
     n = min(len(val_set), cfg.val_max_samples)
     for start in range(0, n, cfg.batch_size):
         b = val_set.gather(np.arange(start, min(start + cfg.batch_size, n)), sampler)
+        tokens = network_tokens(b.tokens, model.config.threat_inputs)  # what it reads
         t = [None if a is None else torch.from_numpy(a).to(device)
-             for a in (b.tokens, b.move, b.wdl, b.legal, b.kind, b.target, b.best)]
+             for a in (tokens, b.move, b.wdl, b.legal, b.kind, b.target, b.best)]
         with torch.autocast(device.type, dtype=torch.bfloat16, enabled=amp):
             policy, value = model(t[0])
         sums.update(policy, value, *t[1:6])

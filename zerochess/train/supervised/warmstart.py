@@ -7,6 +7,7 @@ function-preserving growth, ``zerochess.engine.models.transformer.grow`` and ``d
 
 * ``attention_bias`` True: learnt square-to-square attention biases, at zero;
 * ``value_squares`` K: the value head's spatial path, its last map at zero;
+* ``threat_inputs`` True: the threat embedding of the squares' attack flags, at zero;
 * ``n_layers`` N: encoder layers appended up to N, their output projections at zero.
 
 That is how r4 grew from r3 (docs/teacher.md). Options that would remove parameters
@@ -46,7 +47,7 @@ def network_config(cfg: SuperviseConfig) -> NetworkConfig:
     """The architecture of a run from scratch: the preset, with the config's overrides."""
     return NetworkConfig.preset(cfg.preset, **_overrides(
         cfg, ("policy_head", "dropout", "reach_mask", "attention_bias", "value_squares",
-              "n_layers")))
+              "threat_inputs", "n_layers")))
 
 
 def grown(model: PolicyValueModel, cfg: SuperviseConfig, source: str) -> PolicyValueModel:
@@ -65,6 +66,11 @@ def grown(model: PolicyValueModel, cfg: SuperviseConfig, source: str) -> PolicyV
                              f"channels; value_squares {cfg.value_squares} would replace it "
                              "(leave it unset)")
         changes["value_squares"] = cfg.value_squares
+    if cfg.threat_inputs is not None and cfg.threat_inputs != net.threat_inputs:
+        if not cfg.threat_inputs:
+            raise ValueError(f"{source} reads threat inputs; threat_inputs false would drop "
+                             "its threat embedding (leave it unset)")
+        changes["threat_inputs"] = True
     if cfg.n_layers is not None and cfg.n_layers != net.n_layers:
         if cfg.n_layers < net.n_layers:
             raise ValueError(f"{source} has {net.n_layers} layers; n_layers {cfg.n_layers} "
