@@ -15,7 +15,7 @@ Leela Chess Zero's stoppers (each limit is one predicate the search polls after 
 * ``movetime``, ``nodes`` and ``depth`` are just other stoppers; ``infinite`` and ``ponder``
   have none until ``stop`` or ``ponderhit``.
 
-``adaptive`` (the UCI option ``TimeManager adaptive``; off by default until a match decides)
+``adaptive`` (the UCI option ``TimeManager``'s default since it beat ``classic`` +52 +- 37 Elo)
 adds the two steps Monty measured after soft and hard limits (issue 27: +20 and +32 Elo at
 8+0.08 there): the soft limit grows when the root's value falls during the search (the
 position is worse than it looked: up to twice the optimum) and shrinks or grows with the

@@ -142,10 +142,11 @@ OPTIONS: tuple[Option, ...] = (
     Option("SlowMover", "spin", 100, "Percent of the planned time per move the engine "
            "spends (more: deeper early moves, less left for later; the caps that keep a "
            "move from flagging hold at any value).", 10, 1000),
-    Option("TimeManager", "combo", "classic", "classic: the optimum and maximum with more "
-           "time for an unstable best move; adaptive: also more when the value falls, less "
-           "when the best move holds most visits, none once the root is proven (not yet "
-           "decided by a match).", choices=("classic", "adaptive")),
+    Option("TimeManager", "combo", "adaptive", "adaptive: the optimum and maximum with more "
+           "time for an unstable best move, more when the value falls, less when the best "
+           "move holds most visits, none once the root is proven (+52 +- 37 Elo against "
+           "classic, 200 games at 10+0.1); classic: the first rule only.",
+           choices=("classic", "adaptive")),
     search_option("MultiPV", "multipv", "Number of principal variations reported.", 1, 500),
     Option("Ponder", "check", False, "Think on the opponent's time (the GUI decides when)."),
     Option("UCI_ShowWDL", "check", False, "Add 'wdl W D L' (per mille) to info lines. Off by "
