@@ -31,26 +31,9 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-
-def positions(n: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Version-1 tokens and CSR legal moves of ``n`` positions from seeded random games."""
-    import chess
-
-    from zerochess.engine.board import Board
-    from zerochess.engine.encoding import encode_board, legal_move_indices
-
-    rng = np.random.default_rng(seed)
-    tokens, legal, board = [], [], chess.Board()
-    while len(tokens) < n:
-        if board.is_game_over() or board.ply() > 120:
-            board = chess.Board()
-        b = Board(board.fen())
-        tokens.append(encode_board(b))
-        legal.append(legal_move_indices(b))
-        board.push(rng.choice(list(board.legal_moves)))
-    offsets = np.concatenate([[0], np.cumsum([len(x) for x in legal])]).astype(np.int32)
-    return np.stack(tokens).astype(np.uint8), np.concatenate(legal).astype(np.int32), offsets
+from bench_network import sample_batch  # noqa: E402  (positions from seeded random games)
 
 
 def seconds_per_call(fn, min_seconds: float = 0.2) -> float:
@@ -91,7 +74,7 @@ def main() -> None:
     from zerochess.engine.shipped import shipped_network_path
     from zerochess.engine.threats import add_threats
 
-    tokens, legal, offsets = positions(4096, args.seed)
+    tokens, legal, offsets, _ = sample_batch(4096, args.seed)
     batch = 32
     b_tokens = np.ascontiguousarray(tokens[:batch])
     b_legal, b_offsets = legal[:offsets[batch]], offsets[:batch + 1]
