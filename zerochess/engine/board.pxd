@@ -97,6 +97,25 @@ cdef inline bint is_standard_castling(Move m) noexcept nogil:
 cdef inline int castling_king_to(Move m) noexcept nogil:
     return ((m & 56) | 6) if ((m >> 6) & 63) > (m & 63) else ((m & 56) | 2)
 
+# The compiler's bit builtins (lowest and highest set square, population count), here so
+# that every module cimporting the board uses the same ones.
+cdef extern from *:
+    """
+    #if defined(_MSC_VER)
+    #include <intrin.h>
+    static __inline int zc_lsb(unsigned long long b) { unsigned long i; _BitScanForward64(&i, b); return (int)i; }
+    static __inline int zc_msb(unsigned long long b) { unsigned long i; _BitScanReverse64(&i, b); return (int)i; }
+    static __inline int zc_popcount(unsigned long long b) { return (int)__popcnt64(b); }
+    #else
+    static inline int zc_lsb(unsigned long long b) { return __builtin_ctzll(b); }
+    static inline int zc_msb(unsigned long long b) { return 63 - __builtin_clzll(b); }
+    static inline int zc_popcount(unsigned long long b) { return __builtin_popcountll(b); }
+    #endif
+    """
+    int zc_lsb(uint64_t b) noexcept nogil
+    int zc_msb(uint64_t b) noexcept nogil
+    int zc_popcount(uint64_t b) noexcept nogil
+
 # Move generation and make/unmake.
 cdef int generate_legal(const Position* p, Move* out) noexcept nogil
 cdef void make_move(Position* p, Move m, Undo* u) noexcept nogil

@@ -39,22 +39,7 @@ import enum
 
 from zerochess.engine.errors import IllegalMoveError, InvalidFenError, InvalidMoveError
 
-cdef extern from *:
-    """
-    #if defined(_MSC_VER)
-    #include <intrin.h>
-    static __inline int zc_lsb(unsigned long long b) { unsigned long i; _BitScanForward64(&i, b); return (int)i; }
-    static __inline int zc_msb(unsigned long long b) { unsigned long i; _BitScanReverse64(&i, b); return (int)i; }
-    static __inline int zc_popcount(unsigned long long b) { return (int)__popcnt64(b); }
-    #else
-    static inline int zc_lsb(unsigned long long b) { return __builtin_ctzll(b); }
-    static inline int zc_msb(unsigned long long b) { return 63 - __builtin_clzll(b); }
-    static inline int zc_popcount(unsigned long long b) { return __builtin_popcountll(b); }
-    #endif
-    """
-    int zc_lsb(uint64_t b) noexcept nogil
-    int zc_msb(uint64_t b) noexcept nogil
-    int zc_popcount(uint64_t b) noexcept nogil
+# zc_lsb, zc_msb, zc_popcount: the compiler's bit builtins, declared in board.pxd.
 
 # ---------------------------------------------------------------------------------------
 # Tables, filled once at import.

@@ -20,7 +20,8 @@
 # Header-only (`cdef inline`): compiled into mcts.c, no extension of its own.
 
 from libc.stdint cimport uint64_t
-from zerochess.engine.board cimport Position, WHITE, BLACK, PAWN, KNIGHT, BISHOP, ROOK, QUEEN, KING
+from zerochess.engine.board cimport (Position, WHITE, BLACK, PAWN, KNIGHT, BISHOP, ROOK, QUEEN,
+                                     KING, zc_lsb, zc_popcount)
 
 cdef enum:
     KE_NONE = 0            # not a known win
@@ -32,27 +33,10 @@ cdef inline uint64_t _ke_light_squares() noexcept nogil:
     return 0x55AA55AA55AA55AAULL
 
 
-cdef inline int _ke_count(uint64_t b) noexcept nogil:
-    cdef int n = 0
-    while b:
-        b &= b - 1
-        n += 1
-    return n
-
-
-cdef inline int _ke_square(uint64_t b) noexcept nogil:
-    """The lowest set square of a non-empty bitboard."""
-    cdef int s = 0
-    while not (b & 1):
-        b >>= 1
-        s += 1
-    return s
-
-
 cdef inline int _ke_mating_kind(const Position* p, int strong) noexcept nogil:
     """How the strong side (pawnless, the other side a bare king) mates, or KE_NONE."""
     cdef uint64_t bishops = p.pieces[strong][BISHOP], light = _ke_light_squares()
-    cdef int knights = _ke_count(p.pieces[strong][KNIGHT])
+    cdef int knights = zc_popcount(p.pieces[strong][KNIGHT])
     if p.pieces[strong][PAWN]:
         return KE_NONE             # pawns: promotion decides; the network knows it
     if p.pieces[strong][QUEEN] or p.pieces[strong][ROOK]:
@@ -80,6 +64,11 @@ cdef inline int _ke_centre_distance(int s) noexcept nogil:
     """0 on the four centre squares, 6 in a corner (Manhattan distance to the centre)."""
     cdef int f = s & 7, r = s >> 3
     return (3 - f if f < 4 else f - 4) + (3 - r if r < 4 else r - 4)
+
+
+cdef inline double _ke_scale(double progress, bint wide) noexcept nogil:
+    """The strong side's value of a known win at ``progress`` (0-1) on either scale."""
+    return (0.10 + 0.89 * progress) if wide else (0.90 + 0.09 * progress)
 
 
 cdef inline int _ke_kind(const Position* p, int* strong) noexcept nogil:
@@ -111,8 +100,8 @@ cdef inline bint known_win_value(const Position* p, bint wide, float* v) noexcep
     kind = _ke_kind(p, &strong)
     if kind == KE_NONE:
         return False
-    weak_king = _ke_square(p.pieces[1 - strong][KING])
-    strong_king = _ke_square(p.pieces[strong][KING])
+    weak_king = zc_lsb(p.pieces[1 - strong][KING])
+    strong_king = zc_lsb(p.pieces[strong][KING])
     if kind == KE_BN:
         # Manhattan distance to the nearer corner of the bishop's colour (h1/a8 light,
         # a1/h8 dark), 0-7, as Stockfish's KBNK table; it outweighs the kings' closeness
@@ -126,7 +115,17 @@ cdef inline bint known_win_value(const Position* p, bint wide, float* v) noexcep
     else:
         progress = (0.6 * _ke_centre_distance(weak_king) / 6.0
                     + 0.4 * (7 - _ke_distance(weak_king, strong_king)) / 6.0)
-    v[0] = (0.10 + 0.89 * progress) if wide else (0.90 + 0.09 * progress)
+    v[0] = _ke_scale(progress, wide)
     if p.turn != strong:
         v[0] = -v[0]
     return True
+
+
+cdef inline double known_win_shown_q(double q) noexcept nogil:
+    """A Q on the wide scale as the narrow scale says it (what reports show): the same
+    progress, the sign kept; |q| under 0.10 (a draw near) is left as it is."""
+    cdef double a = q if q >= 0 else -q
+    if a < 0.10:
+        return q
+    a = _ke_scale(min(1.0, (a - 0.10) / 0.89), False)
+    return a if q >= 0 else -a

@@ -48,7 +48,7 @@ from zerochess.engine.board cimport (
     repetition_count, position_status, Board)
 from zerochess.engine.encoding cimport SEQ_LEN, encode_position, move_index
 from zerochess.search.tt cimport tt_probe, tt_store, nn_cache_key
-from zerochess.search.known_endgames cimport known_win_value, is_known_win
+from zerochess.search.known_endgames cimport known_win_value, is_known_win, known_win_shown_q
 from zerochess.search.tree cimport (
     Tree, TreeData, Node, Edge, UNEXPANDED, PENDING, EXPANDED, TERMINAL,
     PROVEN_NONE, PROVEN_WIN, PROVEN_DRAW, PROVEN_LOSS,
@@ -485,6 +485,15 @@ def known_win(Board board not None, bint wide=False):
     if known_win_value(&board.pos, wide, &v):
         return float(v)
     return None
+
+
+def shown_q(double q, bint known_win_root):
+    """The Q reported for a root move: the search's own, except below a known-win root
+    (``known_win``), whose values spread over 0.10-0.99 to steer the search; reported on the
+    network's scale for won positions (0.90-0.99; the bare king's side: negated), so that a
+    GUI shows KRvK as won, not as +0.4. Values under 0.10 (a draw near: the rook hangs) are
+    shown as they are. The scales are known_endgames.pxd's."""
+    return known_win_shown_q(q) if known_win_root else q
 
 
 # ------------------------------------------------------------------------- one round

@@ -26,7 +26,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from zerochess.search.mcts import known_win
+from zerochess.search.mcts import known_win, shown_q
 
 __all__ = ["PVLine", "MoveStats", "NodeStats", "SearchInfo", "SearchResult", "SearchLimits",
            "SearchProgress", "q_to_cp", "build_info", "build_result", "root_move_stats"]
@@ -180,22 +180,12 @@ class SearchLimits:
     """UCI ``go searchmoves``: search only these root moves (UCI strings); empty = all."""
 
 
-def shown_q(q: float, known_win_root: bool) -> float:
-    """The Q reported for a root move: the search's own, except below a known-win root
-    (mcts.known_win), whose values spread over 0.10-0.99 to steer the search; reported on
-    the network's scale for won positions (0.90-0.99; the bare king's side: negated), so that a GUI shows KRvK as won, not
-    as +0.8. Values under 0.10 (a draw near: the rook hangs) are shown as they are."""
-    if not known_win_root or abs(q) < 0.10:
-        return q
-    return math.copysign(0.90 + 0.09 * min(1.0, (abs(q) - 0.10) / 0.89), q)
-
-
-def _line(tree, edges, i: int) -> PVLine:
+def _line(tree, edges, i: int, known_win_root: bool) -> PVLine:
     visits = int(edges["visits"][i])
     proven = int(edges["proven"][i])
     q = float(edges["q"][i]) if visits else PROVEN_Q.get(proven, 0.0)
-    if proven == 0 and tree.params.known_endgames:
-        q = shown_q(q, known_win(tree.root_board) is not None)
+    if proven == 0:
+        q = shown_q(q, known_win_root)
     d = float(edges["d"][i]) if visits else float(proven == 2)
     mate, mate_plies = mate_in_moves(proven, int(edges["plies"][i]))
     wdl = ((1.0 - q - d) / 2, d, (1.0 + q - d) / 2)
@@ -252,7 +242,8 @@ def build_info(tree, tt, elapsed: float, multipv: int = 1) -> SearchInfo:
     """A SearchInfo from a tree's current state (called with the search paused)."""
     stats = tree.stats()
     edges = tree.root_edges()
-    lines = [_line(tree, edges, i) for i in tree.ranked_root_edges(multipv)]
+    known_win_root = tree.params.known_endgames and known_win(tree.root_board) is not None
+    lines = [_line(tree, edges, i, known_win_root) for i in tree.ranked_root_edges(multipv)]
     moves, root = root_move_stats(tree, tt, edges)
     return SearchInfo(nodes=stats["playouts"], nn_evals=stats["nn_evals"],
                       cache_hits=stats["cache_hits"],
