@@ -239,5 +239,5 @@ def test_the_r8_config_warm_starts_r7_on_both_sets_in_proportion():
     assert cfg.data == ["runs/label-d4:0.85", "runs/label-eg:0.15"]
     r7 = SuperviseConfig.from_file(Path(__file__).resolve().parent.parent / "docs" / "configs" / "r7.toml")
     same = ("batch_size", "lr", "min_lr_ratio", "weight_decay", "warmup_steps", "grad_clip",
-            "policy_target", "illegal_penalty", "val_every_steps", "val_max_samples", "threads")
+            "policy_target", "illegal_penalty", "val_every_steps", "val_max_samples")
     assert all(getattr(cfg, k) == getattr(r7, k) for k in same)
