@@ -35,8 +35,9 @@ SAMPLES = ((10, 0, 120), (10, 5, 31998), (10, 6, -31997), (11, 2, 0), (12, 1, 40
 EXPECTED = (7, 3, 6, 3, NO_TARGET, 1, NO_TARGET, 2, NO_TARGET)
 
 
-def synthetic_shard(path):
-    """A shard whose samples exercise every rule of the targets (GAMES, SAMPLES)."""
+def synthetic_shard(path, with_games=True):
+    """A shard whose samples exercise every rule of the targets (GAMES, SAMPLES); without
+    its per-game arrays when not ``with_games``."""
     board = Board()
     legal = legal_move_indices(board).astype(np.int16)
     n = len(SAMPLES)
@@ -56,6 +57,8 @@ def synthetic_shard(path):
         "game_result": np.zeros(len(GAMES), np.int8),
         "game_end": np.array([g[2] for g in GAMES], np.uint8),
     }
+    if not with_games:
+        arrays = {k: v for k, v in arrays.items() if not k.startswith("game_")}
     write_shard(path, arrays, {"kind": "teacher"}, split="train")
     return load_shard(path)
 
@@ -90,6 +93,10 @@ def test_targets_of_rule_endings_truncation_resignation_and_mates(tmp_path):
     expected = torch.nn.functional.huber_loss(torch.tensor([3.0, 1, 2, 5]) / 20,
                                               torch.tensor([3.0, 7, 1, 3]) / 20)
     assert float(loss) == pytest.approx(float(expected))
+    # Without the per-game arrays only the teacher's mates give a target.
+    bare = synthetic_shard(tmp_path / "bare", with_games=False)
+    assert plies_left(bare, np.arange(len(SAMPLES))).tolist() == [
+        NO_TARGET, 3, 6, NO_TARGET, NO_TARGET, 1, NO_TARGET, 2, NO_TARGET]
 
 
 def test_random_play_batches_carry_game_length_targets(data):

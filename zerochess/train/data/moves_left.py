@@ -23,7 +23,7 @@ from zerochess.train.data.format import Shard
 #: The value of a sample without a moves-left target.
 NO_TARGET = -1.0
 
-#: game_end values of games that ended by a rule of chess (Status 1..5, board.pyx).
+#: game_end values of games that ended by a rule of chess (Status 1..5, board.pyx): a range.
 RULE_ENDS = (1, 2, 3, 4, 5)
 
 #: teacher_cp is +-(MATE_CP - n) for a mate in n; scores beyond MATE_CP - MAX_MATE_MOVES
@@ -43,26 +43,28 @@ def mate_plies(teacher_cp: np.ndarray) -> np.ndarray:
 
 def plies_left(shard: Shard, rows: np.ndarray) -> np.ndarray:
     """float32 [len(rows)]: the moves-left targets of ``shard``'s samples at local ``rows``
-    (module docstring), NO_TARGET where there is none."""
+    (module docstring), NO_TARGET where there is none. Reads those rows and the shard's
+    per-game arrays (a few hundred entries): about 10 us a call, per shard a batch touches."""
     rows = np.asarray(rows, dtype=np.int64)
     out = np.full(len(rows), NO_TARGET, dtype=np.float32)
     if not len(rows) or "game_index" not in shard:
-        return out
-    games = np.asarray(shard["game"][rows], dtype=np.int64)
-    index = np.asarray(shard["game_index"], dtype=np.int64)
-    order = np.argsort(index, kind="stable")
-    at = np.searchsorted(index[order], games)
-    found = at < len(index)
-    at = np.where(found, at, 0)
-    j = order[at]
-    found &= index[j] == games
-    ends = np.asarray(shard["game_end"], dtype=np.int64)[j]
-    by_rule = found & np.isin(ends, RULE_ENDS)
-    left = (np.asarray(shard["game_plies"], dtype=np.int64)[j]
-            - np.asarray(shard["ply"][rows], dtype=np.int64))
-    by_rule &= left >= 0
+        return mate_or(shard, rows, out)
+    games = shard["game"][rows]
+    index = np.asarray(shard["game_index"])
+    if not len(index):
+        return mate_or(shard, rows, out)
+    order = np.argsort(index, kind="stable")  # writers list games in order: already sorted
+    j = order[np.minimum(np.searchsorted(index, games, sorter=order), len(index) - 1)]
+    ends = np.asarray(shard["game_end"])[j]
+    left = np.asarray(shard["game_plies"])[j].astype(np.int64) - shard["ply"][rows]
+    by_rule = (index[j] == games) & (ends >= RULE_ENDS[0]) & (ends <= RULE_ENDS[-1]) & (left >= 0)
     out[by_rule] = left[by_rule]
-    if "teacher_cp" in shard:
-        mate = mate_plies(shard["teacher_cp"][rows])
-        out = np.where(mate >= 0, mate, out).astype(np.float32)
-    return out
+    return mate_or(shard, rows, out)
+
+
+def mate_or(shard: Shard, rows: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    """``targets`` with the teacher's mate distances where it saw a mate (no teacher: as is)."""
+    if "teacher_cp" not in shard or not len(rows):
+        return targets
+    mate = mate_plies(shard["teacher_cp"][rows])
+    return np.where(mate >= 0, mate, targets).astype(np.float32)
