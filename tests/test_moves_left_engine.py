@@ -107,3 +107,31 @@ def test_a_file_whose_plies_differ_from_its_probe_is_refused(exported, tmp_path)
     lying.write_bytes(proto.SerializeToString())
     with pytest.raises(CheckpointError, match="outputs"):
         read_onnx_network(lying)
+
+
+def test_the_engine_plays_a_network_with_the_head_and_shows_m(exported):
+    """Through the UCI pipes: WeightsFile is the exported file, the search runs with the
+    plies left, and VerboseMoveStats shows Lc0's (M: ) on every line, numbers where visited."""
+    from test_uci_verbose_stats import nibbler_table
+    from uci_process import UciProcess
+
+    _, path = exported
+    engine = UciProcess()
+    try:
+        engine.send("uci")
+        engine.expect("uciok", timeout=15)
+        for name, value in (("WeightsFile", str(path)), ("VerboseMoveStats", "true"),
+                            ("Threads", "1")):
+            engine.send(f"setoption name {name} value {value}")
+        engine.sync(timeout=60)
+        engine.send("position startpos moves e2e4")
+        engine.send("go nodes 200")
+        lines = engine.expect("bestmove", timeout=60)
+    finally:
+        engine.close()
+    stats = [line for line in lines if line.startswith("info string ")]
+    assert stats and all("(M: " in line for line in stats)
+    table, _ = nibbler_table(stats)
+    visited = [row for row in table.values() if row["n"]]
+    assert visited and all(row["m"] is not None and row["m"] >= 0 for row in visited)
+    assert not any("error" in line for line in lines)

@@ -146,3 +146,15 @@ def test_verbose_stats_show_m_and_the_next_playout_goes_to_the_largest_s():
     moves, root = root_move_stats(plain.tree, plain.tt)
     assert root.m is None and all(m.mu == 0.0 and m.m is None for m in moves)
     assert not any("(M: " in line for line in verbose_move_stats_lines(moves, root))
+
+
+def test_threads_carry_the_plies_left_too():
+    """With Threads 2 the batches go through parallel.py's evaluate/apply pair: the plies
+    left arrive, the tree stays consistent and the winning side still goes for the capture."""
+    search = Search(FlatEvaluator(), SearchParams(minibatch=8, seed=1, threads=2, **STRONG))
+    search.search(Board(FEN), nodes=600)
+    search.tree.verify()
+    assert search.tree.moves_left_seen
+    edges = search.tree.root_edges()
+    visits = dict(zip(edges["moves"], edges["visits"].tolist()))
+    assert max(visits, key=visits.get) == CAPTURE
