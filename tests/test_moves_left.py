@@ -212,3 +212,30 @@ def test_a_run_with_the_head_resumes_exactly(data, tmp_path):
     sb = torch.load(split / "resume.pt", weights_only=True)["model"]
     assert sa.keys() == sb.keys() and "moves_left_head.fc2.weight" in sa
     assert all(torch.equal(v, sb[k]) for k, v in sa.items())
+
+
+def test_the_self_play_learner_trains_the_head_on_games_that_ended_by_a_rule(tmp_path):
+    from zerochess.engine.checkpoint import save_checkpoint
+    from zerochess.train.data.replay import ReplayWindow, list_shards
+    from zerochess.train.selfplay.config import SelfPlayConfig
+    from zerochess.train.selfplay.learner import Learner
+    from zerochess.train.selfplay.worker import WorkerJob, run_worker
+
+    torch.manual_seed(3)
+    save_checkpoint(tmp_path / "init.pt",
+                    build_model(NetworkConfig.preset("tiny", moves_left=True)), {})
+    # games long enough to end by a rule (the untrained network plays them out)
+    cfg = SelfPlayConfig(games_per_iteration=4, games_per_worker=4, games_per_shard=2,
+                         full_search_nodes=8, fast_search_nodes=4, max_game_plies=300,
+                         min_replay=1, steps_per_iteration=3, batch_size=32, device="cpu",
+                         self_play_ratio=1.0, full_search_probability=1.0)
+    run_worker(WorkerJob(str(tmp_path), 1, 0, 4, str(tmp_path / "init.pt"), "x", [],
+                         cfg.to_dict()), lambda m: None)
+    shards = [load_shard(p) for p in list_shards(tmp_path / "games")]
+    window = ReplayWindow(shards, sum(len(s) for s in shards))
+    assert (window.gather(np.arange(len(window))).moves_left >= 0).any()
+    learner = Learner(cfg, tmp_path, tmp_path / "init.pt", torch.device("cpu"))
+    before = learner.model.moves_left_head.fc2.weight.detach().clone()
+    means = learner.train(window, 1)
+    assert means["moves_left_loss"] > 0
+    assert not torch.equal(before, learner.model.moves_left_head.fc2.weight)
