@@ -82,7 +82,7 @@ def serve(args) -> None:
             out = {"rate": b * calls / (time.perf_counter() - start)}
         elif cmd["cmd"] == "faith":
             tokens, legal, offsets, _ = sample_batch(FAITH_POSITIONS, seed=FAITH_SEED)
-            priors, wdl = ev.evaluate(tokens, legal, offsets)
+            priors, wdl = ev.evaluate(tokens, legal, offsets)[:2]  # a third: plies left
             np.savez(cmd["out"], priors=priors, wdl=wdl, offsets=offsets)
             out = {"saved": cmd["out"]}
         elif cmd["cmd"] == "search":

@@ -160,9 +160,10 @@ def faithfulness(model, precision: str, compile_: bool, batch) -> dict:
     from zerochess.engine.torch_evaluator import TorchEvaluator
 
     tokens, legal, offsets, _ = batch
-    ref_p, ref_w = TorchEvaluator(model, "cpu", precision="fp32").evaluate(tokens, legal, offsets)
+    ref_p, ref_w = TorchEvaluator(model, "cpu", precision="fp32").evaluate(
+        tokens, legal, offsets)[:2]  # a network with a moves-left head returns a third
     p, w = TorchEvaluator(model, "cpu", precision=precision, compile=compile_).evaluate(
-        tokens, legal, offsets)
+        tokens, legal, offsets)[:2]
     return divergence(ref_p, ref_w, p, w, offsets)
 
 

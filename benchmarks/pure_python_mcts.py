@@ -75,7 +75,7 @@ class PurePythonMCTS:
         moves = list(board.legal_moves)
         legal = np.array([move_index(board, m) for m in moves], dtype=np.int32)
         priors, wdl = self.evaluator.evaluate(encode(board)[None, :], legal,
-                                              np.array([0, len(moves)], dtype=np.int32))
+                                              np.array([0, len(moves)], dtype=np.int32))[:2]
         return dict(zip(moves, priors.tolist())), float(wdl[0, 2] - wdl[0, 0])
 
     def select(self, node: Node) -> tuple[chess.Move, Node]:

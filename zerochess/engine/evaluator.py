@@ -8,12 +8,17 @@ calls ``evaluate`` once per batch; it never knows which backend it talks to.
 ABI (fixed, called from Cython)::
 
     priors, wdl = evaluator.evaluate(tokens, legal_idx, offsets)
+    priors, wdl, moves_left = evaluator.evaluate(tokens, legal_idx, offsets)  # or three
 
     tokens     np.uint8  [B, SEQ_LEN], C-contiguous
     legal_idx  np.int32  [N]     policy indices of the legal moves of all B positions
     offsets    np.int32  [B + 1] position b's moves are legal_idx[offsets[b]:offsets[b+1]]
     priors     np.float32 [N]    softmax over each position's legal moves, aligned with legal_idx
     wdl        np.float32 [B, 3] (loss, draw, win) from the side to move; rows sum to 1
+    moves_left np.float32 [B]    optional third output: the plies the game has left from
+                                 each position (a network's moves-left head, >= 0); a
+                                 backend without one returns two arrays, and every caller
+                                 accepts either (the search then ignores game length)
 
 A position with zero legal moves never reaches an evaluator (the search scores it itself).
 
@@ -44,8 +49,9 @@ class Evaluator(Protocol):
 
     def evaluate(
         self, tokens: np.ndarray, legal_idx: np.ndarray, offsets: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """Return ``(priors float32 [N], wdl float32 [B, 3])`` for the batch (see module doc)."""
+    ) -> tuple[np.ndarray, ...]:
+        """Return ``(priors float32 [N], wdl float32 [B, 3])`` for the batch, optionally with
+        ``moves_left float32 [B]`` third (see module doc)."""
         ...
 
 
@@ -92,8 +98,10 @@ def gather_index(tokens: np.ndarray, legal_idx: np.ndarray, offsets: np.ndarray,
     return legal_flat_index(legal_idx, offsets, policy_size)
 
 
-def empty_outputs() -> tuple[np.ndarray, np.ndarray]:
-    """``(priors, wdl)`` of an empty batch."""
+def empty_outputs(moves_left: bool = False) -> tuple[np.ndarray, ...]:
+    """``(priors, wdl)`` of an empty batch, and ``moves_left`` for a backend that has it."""
+    if moves_left:
+        return np.zeros(0, np.float32), np.zeros((0, 3), np.float32), np.zeros(0, np.float32)
     return np.zeros(0, np.float32), np.zeros((0, 3), np.float32)
 
 

@@ -40,9 +40,11 @@ def export_network_file(checkpoint: str | os.PathLike, out: str | os.PathLike) -
     model = network.model.float().eval()
     threat_inputs = model.config.threat_inputs  # the graph then reads version-2 tokens
     with torch.inference_mode():
-        logits, wdl = _exportable(model)(torch.from_numpy(probe_tokens(threat_inputs)))
+        logits, wdl, *plies = _exportable(model)(torch.from_numpy(probe_tokens(threat_inputs)))
     probe = {"wdl": wdl.numpy().tolist(),
              "legal_logits": [logits[k, i].numpy().tolist() for k, i in enumerate(probe_legal())]}
+    if plies:  # a moves-left head: the graph's third output, checked at every load too
+        probe["moves_left"] = plies[0].numpy().tolist()
     props = {
         "format": FORMAT, "format_version": str(FORMAT_VERSION), "encoding": encoding_name(threat_inputs),
         "policy_layout": POLICY_LAYOUT, "policy_size": str(model.config.policy_size),

@@ -64,8 +64,17 @@ class PolicyValueModel(nn.Module):
     config: "NetworkConfig"
 
     def head_modules(self) -> dict[str, nn.Module]:
-        """The output heads by name ("policy", "value"); every other parameter is the trunk."""
+        """The output heads by name ("policy", "value", and "moves_left" when the config has
+        it); every other parameter is the trunk."""
         raise NotImplementedError
+
+    def forward_all(self, tokens: torch.Tensor, legal_only: bool = False
+                    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """(policy logits (B, P), WDL logits (B, 3), plies left (B,) or None) from one trunk
+        pass: the trainer and the export call it; the plies are None without
+        ``config.moves_left``. ``forward`` stays (policy, value) for its many callers."""
+        policy, value = self(tokens, legal_only)
+        return policy, value, None
 
     def fp32_modules(self) -> list[nn.Module]:
         """The parts reduced-precision inference keeps in fp32 (default: the heads), because
@@ -142,11 +151,20 @@ class NetworkConfig:
     to the square's embedding. Its evaluators turn the search's version-1 tokens into
     version-2 ones (``threats.add_threats``); so does training. False for checkpoints
     saved before the field existed, and left out of ``to_dict`` while False."""
+    moves_left: bool = False
+    """A moves-left head (Lc0's MLH): a small MLP on the mean-pooled vector predicting how
+    many plies the game has left from the position (non-negative), trained from game
+    lengths and the teacher's mate distances (``zerochess.train.data.moves_left``). The
+    search uses it to prefer the faster win and the slower loss among moves of about equal
+    value. The head reads the trunk and writes nothing back, so adding it to a trained
+    network leaves its policy and value exactly as they were. ``forward`` keeps returning
+    (policy, value); ``forward_all`` adds the plies left. False for checkpoints saved
+    before the field existed, and left out of ``to_dict`` while False."""
 
     #: Fields ``to_dict`` leaves out at their default: a network without them writes the
     #: config (checkpoints, ONNX metadata, the ONNX cache's key) it wrote before they
     #: existed, so its files stay byte for byte what they were and older zerochess reads them.
-    OMITTED_AT_DEFAULT = ("threat_inputs",)
+    OMITTED_AT_DEFAULT = ("threat_inputs", "moves_left")
 
     def __post_init__(self) -> None:
         if self.architecture not in architectures():

@@ -71,11 +71,18 @@ def cache_dir() -> Path:
     return Path(base) / "zerochess"
 
 
+def output_names(moves_left: bool) -> list[str]:
+    """The graph's outputs: "policy", "wdl", and "moves_left" for a network with the head."""
+    return ["policy", "wdl", "moves_left"] if moves_left else ["policy", "wdl"]
+
+
 def _exportable(model):
-    """The module exported: tokens (B, 72) uint8 -> policy logits (B, P), WDL probabilities (B, 3).
+    """The module exported: tokens (B, 72) uint8 -> policy logits (B, P), WDL probabilities
+    (B, 3), and with a moves-left head the plies left (B,).
 
     Only legal moves' logits are read (``legal_only``), so the graph leaves out what changes
-    nothing else, such as the reach mask."""
+    nothing else, such as the reach mask. A network without the head exports the graph it
+    exported before the head existed."""
     import torch
 
     class Exportable(torch.nn.Module):
@@ -87,7 +94,12 @@ def _exportable(model):
             logits, wdl_logits = self.model(tokens, legal_only=True)
             return logits.float(), torch.softmax(wdl_logits.float(), dim=-1)
 
-    return Exportable().eval()
+    class ExportableMovesLeft(Exportable):
+        def forward(self, tokens):
+            logits, wdl_logits, plies = self.model.forward_all(tokens, legal_only=True)
+            return logits.float(), torch.softmax(wdl_logits.float(), dim=-1), plies.float()
+
+    return (ExportableMovesLeft() if model.config.moves_left else Exportable()).eval()
 
 
 def network_key(model) -> str:
@@ -113,12 +125,13 @@ def export_onnx(model) -> bytes:
 
     buffer = io.BytesIO()
     example = torch.zeros((2, model.config.seq_len), dtype=torch.uint8)  # 2: B stays symbolic
+    outputs = output_names(model.config.moves_left)
     with warnings.catch_warnings(), torch.no_grad():
         warnings.simplefilter("ignore")  # the tracer's notes on shape arithmetic
         torch.onnx.export(
             _exportable(model), (example,), buffer, dynamo=False, opset_version=OPSET,
-            input_names=["tokens"], output_names=["policy", "wdl"],
-            dynamic_axes={"tokens": {0: "batch"}, "policy": {0: "batch"}, "wdl": {0: "batch"}},
+            input_names=["tokens"], output_names=outputs,
+            dynamic_axes={"tokens": {0: "batch"}, **{name: {0: "batch"} for name in outputs}},
         )
     return buffer.getvalue()
 
@@ -187,11 +200,14 @@ class OnnxEvaluator:
             self.source = network.source
             self.session = network.session
             self.threat_inputs = network.threat_inputs
+            self.moves_left = network.moves_left
             return
         model = getattr(network, "model", network)
         self.config = model.config
         #: The network reads version-2 tokens: ``forward`` adds the threat flags.
         self.threat_inputs = bool(model.config.threat_inputs)
+        #: The network has a moves-left head: ``evaluate`` returns its plies too.
+        self.moves_left = bool(model.config.moves_left)
         self.policy_size = model.config.policy_size
         self.source = getattr(network, "source", "<memory>")
         model = copy.deepcopy(model).eval().float().cpu()
@@ -203,7 +219,8 @@ class OnnxEvaluator:
 
     def _session_for(self, model):
         tokens = probe_tokens(self.threat_inputs)  # what the graph reads
-        size = tokens.shape[0] * (self.policy_size + 3) * 4  # float32 logits and WDL
+        # float32 logits, WDL (and plies left) of each probe position
+        size = tokens.shape[0] * (self.policy_size + 3 + self.moves_left) * 4
         if self.cache_path is not None:
             cached = read_cached(self.cache_path, self._key, size)
             if cached is not None:
@@ -231,12 +248,14 @@ class OnnxEvaluator:
 
     @staticmethod
     def _reference(model, tokens: np.ndarray) -> np.ndarray:
-        """torch's fp32 outputs on the probe tokens: float32 [K, P + 3] (logits, then WDL)."""
+        """torch's fp32 outputs on the probe tokens: float32 [K, P + 3] (logits, then WDL),
+        [K, P + 4] with the plies left last for a network with a moves-left head."""
         import torch
 
         with torch.inference_mode():
-            logits, wdl = _exportable(model)(torch.from_numpy(tokens))
-        return np.concatenate([logits.numpy(), wdl.numpy()], axis=1).astype(np.float32)
+            outputs = _exportable(model)(torch.from_numpy(tokens))
+        columns = [o.numpy().reshape(len(tokens), -1) for o in outputs]
+        return np.concatenate(columns, axis=1).astype(np.float32)
 
     def _try_session(self, onnx_bytes: bytes, tokens: np.ndarray, reference: np.ndarray):
         """A session for these bytes if it loads and reproduces ``reference``, else None."""
@@ -245,14 +264,21 @@ class OnnxEvaluator:
         try:
             session = ort.InferenceSession(onnx_bytes, session_options(self.threads),
                                            providers=["CPUExecutionProvider"])
-            logits, wdl = session.run(None, {"tokens": tokens})
+            outputs = session.run(None, {"tokens": tokens})
         except Exception as exc:  # onnxruntime raises its own types for a bad model
             logger.warning("onnxruntime rejects the model: %s", (str(exc).splitlines() or ["?"])[0])
             return None
+        if len(outputs) != 2 + self.moves_left:
+            logger.warning("the ONNX model has %d outputs, not %d", len(outputs), 2 + self.moves_left)
+            return None
+        logits, wdl = outputs[:2]
+        P = self.policy_size
         # fp32 with another summation order differs by ~1e-5: 1e-3 is far below what moves
         # a prior and far above rounding.
-        ref_logits, ref_wdl = reference[:, :-3], reference[:, -3:]
-        if not (logits.shape == ref_logits.shape
+        ref_logits, ref_wdl = reference[:, :P], reference[:, P:P + 3]
+        same_plies = not self.moves_left or np.allclose(outputs[2], reference[:, P + 3],
+                                                        rtol=1e-3, atol=1e-2)
+        if not (logits.shape == ref_logits.shape and same_plies
                 and np.allclose(logits, ref_logits, rtol=1e-3, atol=1e-3)
                 and np.allclose(wdl, ref_wdl, atol=1e-4)):
             logger.warning("the ONNX model's outputs differ from torch's on the probe positions")
@@ -263,19 +289,27 @@ class OnnxEvaluator:
         """Raw network outputs for a batch of version-1 tokens (the search's): (policy
         logits [B, P], WDL probs [B, 3]); only legal moves' logits are meaningful
         (``legal_only``)."""
-        tokens = network_tokens(np.ascontiguousarray(tokens), self.threat_inputs)
-        logits, wdl = self.session.run(None, {"tokens": tokens})
+        logits, wdl = self._run(tokens)[:2]
         return logits, wdl
 
-    def evaluate(
-        self, tokens: np.ndarray, legal_idx: np.ndarray, offsets: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray]:
+    def _run(self, tokens: np.ndarray) -> list[np.ndarray]:
+        """The graph's outputs (``output_names``) for a batch of version-1 tokens."""
+        tokens = network_tokens(np.ascontiguousarray(tokens), self.threat_inputs)
+        return self.session.run(None, {"tokens": tokens})
+
+    def evaluate(self, tokens: np.ndarray, legal_idx: np.ndarray, offsets: np.ndarray
+                 ) -> tuple[np.ndarray, ...]:
+        """(priors [N], WDL [B, 3]), and the plies left [B] for a network with a
+        moves-left head (the ABI, zerochess.engine.evaluator)."""
         flat = gather_index(tokens, legal_idx, offsets, self.policy_size)  # (N,)
         if flat is None:
-            return empty_outputs()
-        logits, wdl = self.forward(tokens)  # (B, P), (B, 3)
-        priors = legal_softmax(logits.reshape(-1)[flat], offsets, self.policy_temperature)
-        return priors, wdl.astype(np.float32, copy=False)
+            return empty_outputs(self.moves_left)
+        outputs = self._run(tokens)  # (B, P), (B, 3)[, (B,)]
+        priors = legal_softmax(outputs[0].reshape(-1)[flat], offsets, self.policy_temperature)
+        wdl = outputs[1].astype(np.float32, copy=False)
+        if self.moves_left:
+            return priors, wdl, outputs[2].astype(np.float32, copy=False)
+        return priors, wdl
 
     def __repr__(self) -> str:
         return (f"OnnxEvaluator(threads={self.threads}, max_batch={self.max_batch}, "

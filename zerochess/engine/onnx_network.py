@@ -7,7 +7,9 @@ checkpoint; read by ``read_onnx_network`` with onnxruntime alone (no torch, no `
 The graph: input ``tokens`` uint8 [batch, 72] (``zerochess.engine.encoding``; version 2,
 ``zerochess.engine.threats``, for a network with threat inputs), outputs
 ``policy`` float32 [batch, 4168] (logits; only legal moves' are meaningful) and ``wdl``
-float32 [batch, 3] (probabilities, loss/draw/win from the side to move). Its
+float32 [batch, 3] (probabilities, loss/draw/win from the side to move), and for a network
+with a moves-left head (its config says ``"moves_left": true``) a third, ``moves_left``
+float32 [batch] (plies the game has left from the position). Its
 ``metadata_props`` (strings; JSON where structured):
 
     format             "zerochess-network-onnx"   tells our files from any other ONNX model
@@ -23,8 +25,9 @@ float32 [batch, 3] (probabilities, loss/draw/win from the side to move). Its
     source_sha256      SHA-256 of the checkpoint file it was exported from
     zerochess_version  the package that exported it
     probe              JSON {"wdl": [[l, d, w] x K], "legal_logits": [[...] x K]}: torch's
-                       fp32 outputs on ``PROBE_FENS`` at export; the reader checks the file
-                       still gives them (a damaged or altered file is refused)
+                       fp32 outputs on ``PROBE_FENS`` at export (and "moves_left": [K
+                       plies] with the head); the reader checks the file still gives
+                       them (a damaged or altered file is refused)
 
 Every failure to read raises ``CheckpointError`` naming the file and the problem.
 """
@@ -63,8 +66,9 @@ PROBE_FENS = (
     "rnbq1k1r/pp1Pbppp/2p5/8/2B5/8/PPP1NnPP/RNBQK2R w KQ - 1 8",
     "r1bqkb1r/pppp1ppp/2n2n2/4p2Q/2B1P3/8/PPPP1PPP/RNB1K1NR b KQkq - 3 3",
 )
-#: fp32 with another summation order differs by ~1e-5: far below what moves a prior.
-LOGIT_TOLERANCE, WDL_TOLERANCE = 1e-3, 1e-4
+#: fp32 with another summation order differs by ~1e-5: far below what moves a prior (or a
+#: ply of the moves-left head's prediction).
+LOGIT_TOLERANCE, WDL_TOLERANCE, PLIES_TOLERANCE = 1e-3, 1e-4, 1e-2
 
 
 def encoding_name(threat_inputs: bool) -> str:
@@ -104,6 +108,7 @@ class OnnxNetwork:
         policy_size, seq_len: the encoding contract it was built for.
         threat_inputs: it reads version-2 tokens (its ``encoding`` is ENCODING_THREATS):
             its evaluator turns the search's tokens into them (``threats.add_threats``).
+        moves_left: it has a moves-left head, the graph's third output ``moves_left``.
     """
 
     source: str
@@ -113,6 +118,7 @@ class OnnxNetwork:
     policy_size: int = 0
     seq_len: int = 0
     threat_inputs: bool = False
+    moves_left: bool = False
 
 
 def session_options(threads: int | None):
@@ -144,9 +150,9 @@ def _json(props: dict, key: str, path) -> object:
         raise CheckpointError(path, f"missing or malformed {key!r} metadata") from exc
 
 
-def _check_contract(props: dict, session, path) -> tuple[int, int, bool]:
+def _check_contract(props: dict, session, path) -> tuple[int, int, bool, bool]:
     """The file's format, encoding and graph signature against this zerochess's; returns
-    (policy_size, seq_len, whether it reads threat inputs)."""
+    (policy_size, seq_len, whether it reads threat inputs, whether it has a moves-left head)."""
     from zerochess.engine.encoding import POLICY_SIZE, SEQ_LEN
 
     if props.get("format") != FORMAT:
@@ -168,25 +174,30 @@ def _check_contract(props: dict, session, path) -> tuple[int, int, bool]:
     for key, value in expected.items():
         if props.get(key) != value:
             raise CheckpointError(path, f"{key} {props.get(key)!r} is not this zerochess's {value!r}")
+    moves_left = bool(config.get("moves_left", False))
     inputs = [(i.name, i.type, i.shape[1:]) for i in session.get_inputs()]
     outputs = [(o.name, o.type, o.shape[1:]) for o in session.get_outputs()]
-    if inputs != [("tokens", "tensor(uint8)", [SEQ_LEN])] or outputs != [
-            ("policy", "tensor(float)", [POLICY_SIZE]), ("wdl", "tensor(float)", [3])]:
+    expected_outputs = [("policy", "tensor(float)", [POLICY_SIZE]), ("wdl", "tensor(float)", [3])]
+    if moves_left:
+        expected_outputs.append(("moves_left", "tensor(float)", []))
+    if inputs != [("tokens", "tensor(uint8)", [SEQ_LEN])] or outputs != expected_outputs:
         raise CheckpointError(path, f"graph inputs {inputs} and outputs {outputs} are not a "
-                              "zerochess network's")
-    return POLICY_SIZE, SEQ_LEN, threat_inputs
+                              "zerochess network's" + (" with a moves-left head (its config "
+                                                       "says it has one)" if moves_left else ""))
+    return POLICY_SIZE, SEQ_LEN, threat_inputs, moves_left
 
 
-def _check_probe(session, props: dict, path, threat_inputs: bool) -> None:
+def _check_probe(session, props: dict, path, threat_inputs: bool, moves_left: bool) -> None:
     """Run the probe positions; refuse a file whose outputs are not the recorded ones."""
     probe = _json(props, "probe", path)
     try:
-        logits, wdl = session.run(None, {"tokens": probe_tokens(threat_inputs)})
+        logits, wdl, *plies = session.run(None, {"tokens": probe_tokens(threat_inputs)})
     except Exception as exc:  # onnxruntime's own types
         raise CheckpointError(path, f"onnxruntime cannot run it: {_first_line(exc)}") from exc
     try:
         want_wdl = np.asarray(probe["wdl"], np.float32)
         want_logits = [np.asarray(x, np.float32) for x in probe["legal_logits"]]
+        want_plies = np.asarray(probe["moves_left"], np.float32) if moves_left else None
     except (KeyError, TypeError, ValueError) as exc:
         raise CheckpointError(path, "malformed 'probe' metadata") from exc
     legal = probe_legal()
@@ -195,6 +206,10 @@ def _check_probe(session, props: dict, path, threat_inputs: bool) -> None:
             and all(w.shape == i.shape and np.allclose(logits[k, i], w, rtol=LOGIT_TOLERANCE,
                                                        atol=LOGIT_TOLERANCE)
                     for k, (w, i) in enumerate(zip(want_logits, legal))))
+    if moves_left:
+        same = same and (want_plies.shape == plies[0].shape
+                         and np.allclose(plies[0], want_plies, rtol=LOGIT_TOLERANCE,
+                                         atol=PLIES_TOLERANCE))
     if not same:
         raise CheckpointError(path, "its outputs differ from those recorded at export "
                               "(a damaged or altered file)")
@@ -226,10 +241,10 @@ def read_onnx_network(path: str | os.PathLike, threads: int | None = None,
         raise CheckpointError(path, "not an ONNX model onnxruntime can load (truncated or "
                               f"corrupt?): {_first_line(exc)}") from exc
     props = _props(session)
-    policy_size, seq_len, threat_inputs = _check_contract(props, session, path)
-    _check_probe(session, props, path, threat_inputs)
+    policy_size, seq_len, threat_inputs, moves_left = _check_contract(props, session, path)
+    _check_probe(session, props, path, threat_inputs, moves_left)
     metadata = {"training": _json(props, "training", path),
                 "source_sha256": props.get("source_sha256"),
                 "zerochess_version": props.get("zerochess_version")}
     return OnnxNetwork(str(path), session, _json(props, "config", path), metadata,
-                       policy_size, seq_len, threat_inputs)
+                       policy_size, seq_len, threat_inputs, moves_left)

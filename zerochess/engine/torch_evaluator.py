@@ -154,6 +154,9 @@ class TorchEvaluator:
         self.config = model.config
         #: The network reads version-2 tokens: every batch gets the threat flags first.
         self.threat_inputs = bool(model.config.threat_inputs)
+        #: The network has a moves-left head: ``evaluate`` returns its plies too (through
+        #: ``forward_all``, which ``compile`` leaves uncompiled).
+        self.moves_left = bool(model.config.moves_left)
         self.policy_size = model.config.policy_size
         self.policy_temperature = float(policy_temperature)
         self.max_batch = int(max_batch)
@@ -218,20 +221,29 @@ class TorchEvaluator:
 
     def evaluate(
         self, tokens: np.ndarray, legal_idx: np.ndarray, offsets: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray]:
+    ) -> tuple[np.ndarray, ...]:
+        """(priors [N], WDL [B, 3]), and the plies left [B] for a network with a
+        moves-left head (the ABI, zerochess.engine.evaluator)."""
         import torch
 
         index = gather_index(tokens, legal_idx, offsets, self.policy_size)  # (N,)
         if index is None:
-            return empty_outputs()
+            return empty_outputs(self.moves_left)
         flat = torch.from_numpy(index)
+        plies = None
         with torch.inference_mode():
-            logits, wdl_logits = self.model(self._upload(np.ascontiguousarray(tokens)),
-                                            legal_only=True)
+            uploaded = self._upload(np.ascontiguousarray(tokens))
+            if self.moves_left:
+                logits, wdl_logits, plies = self.model.forward_all(uploaded, legal_only=True)
+                plies = plies.float().cpu().numpy()  # (B,)
+            else:
+                logits, wdl_logits = self.model(uploaded, legal_only=True)
             picked = logits.reshape(-1)[flat.to(logits.device, non_blocking=True)]  # (N,)
             picked = picked.float().cpu().numpy()
             wdl = torch.softmax(wdl_logits.float(), dim=-1).cpu().numpy()  # (B, 3)
         priors = legal_softmax(picked, offsets, self.policy_temperature)
+        if plies is not None:
+            return priors, wdl.astype(np.float32, copy=False), plies
         return priors, wdl.astype(np.float32, copy=False)
 
     def __repr__(self) -> str:

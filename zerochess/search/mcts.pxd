@@ -12,6 +12,7 @@ ctypedef struct Leaf:
     float v                # value (win - loss) from the leaf's side to move
     float d                # draw probability
     bint known             # v and d are known (known_endgames.pxd): the network's are not used
+    float m                # plies left from the leaf's position; -1: unknown (no head)
     uint64_t key           # cache key of an evaluated row
 
 ctypedef struct BatchData:

@@ -16,7 +16,21 @@ Selection (at a node with N visits, children i with prior P_i, N_i visits, n_i i
     U_i    = c(N) * P_i * sqrt(max(sum_i (N_i + n_i), 1)) / (1 + N_i + n_i)
     Q_i    = (W_i - vl * n_i) / (N_i + vl * n_i)            (virtual loss vl)
     Q_fpu  = Q_parent - fpu_reduction * sqrt(sum of P_i over visited children)
-    choose argmax Q_i + U_i, ties to the first edge (deterministic)
+    M_i    = moves-left utility of a visited or proven child (below), else 0
+    choose argmax Q_i + U_i + M_i, ties to the first edge (deterministic)
+
+Moves left (Lc0's moves-left utility): a network with a moves-left head gives each
+evaluated position the plies the game has left (M); a node keeps the mean M of its visits,
+terminal nodes 0, proven nodes their exact distance, and backup adds one ply per level
+going up. With |Q_parent| beyond ``moves_left_threshold``,
+
+    M_i = clamp(slope * (M_child - M_parent), -max_effect, max_effect) * sign(-Q_i)
+          * (constant + scaled * |q'| + quadratic * q'^2),  q' = Q_i rescaled by the threshold
+
+so among moves of about equal value the winning side prefers the one that ends the game
+sooner and the losing side the one that lasts longer. Without M from the evaluator (no
+head, the uniform backend), and below a known-win root (known_endgames.pxd steers there),
+M_i is 0: the search is exactly what it was without it.
 
 Values are stored from the side that moved into a node, so a parent maximises its
 children's Q directly and the sign flips once per ply on the way up.
@@ -39,7 +53,7 @@ or a saving draw found at expansion is visited at once.
 import numpy as np
 
 cimport numpy as cnp
-from libc.math cimport log, sqrt, INFINITY
+from libc.math cimport log, sqrt, fabs, INFINITY
 from libc.stdint cimport uint8_t, uint16_t, int16_t, uint64_t, int32_t, int64_t
 from libc.stdlib cimport malloc, realloc, free
 from zerochess.engine.board cimport (
@@ -131,6 +145,23 @@ cdef inline bint _root_allowed(const TreeData* t, Move m) noexcept nogil:
     return False
 
 
+cdef inline double _m_utility(const TreeData* t, double child_m, double parent_m,
+                              double q) noexcept nogil:
+    """The moves-left term of a child's score (module docstring): q is the child's Q from
+    the chooser's side, so a winning chooser (q > 0) gains from fewer plies left."""
+    cdef double m = t.ml_slope * (child_m - parent_m)
+    cdef double a = fabs(q)
+    if m > t.ml_max_effect:
+        m = t.ml_max_effect
+    elif m < -t.ml_max_effect:
+        m = -t.ml_max_effect
+    if q > 0.0:
+        m = -m
+    if t.ml_threshold > 0.0:
+        a = (a - t.ml_threshold) / (1.0 - t.ml_threshold) if a > t.ml_threshold else 0.0
+    return m * (t.ml_constant + t.ml_scaled * a + t.ml_quadratic * a * a)
+
+
 cdef int32_t _select(TreeData* t, int32_t idx, bint at_root) noexcept nogil:
     cdef Node* n = &t.nodes[idx]
     cdef Edge* e = &t.edges[n.first_edge]
@@ -142,6 +173,8 @@ cdef int32_t _select(TreeData* t, int32_t idx, bint at_root) noexcept nogil:
     cdef double parent_q = (-n.wl / n.visits) if n.visits > 0 else 0.0
     cdef double cpuct = t.cpuct_init + t.cpuct_factor * log((n.visits + t.cpuct_base) / t.cpuct_base)
     cdef double fpu
+    cdef bint use_m = t.ml_on and fabs(parent_q) > t.ml_threshold
+    cdef double parent_m = n.m
     children = <double>n.visits - n.stops + n.in_flight - 1   # this simulation not yet below
     for i in range(n.n_edges):
         if e[i].child >= 0:
@@ -164,6 +197,11 @@ cdef int32_t _select(TreeData* t, int32_t idx, bint at_root) noexcept nogil:
             elif denom > 0.0:
                 q = (c.wl - vl * c.in_flight) / denom
         score = q + cpuct * e[i].prior / (1.0 + started)
+        if use_m and e[i].child >= 0:
+            if c.proven != PROVEN_NONE:               # its exact distance
+                score += _m_utility(t, c.plies - 1.0, parent_m, q)
+            elif c.visits > 0:
+                score += _m_utility(t, c.m, parent_m, q)
         if score > best_score:
             best_score = score
             best = i
@@ -171,7 +209,7 @@ cdef int32_t _select(TreeData* t, int32_t idx, bint at_root) noexcept nogil:
 
 
 cdef inline void _add_leaf(BatchData* b, TreeData* t, int32_t idx, int32_t depth, int32_t row,
-                           float v, float d, uint64_t key) noexcept nogil:
+                           float v, float d, uint64_t key, float m) noexcept nogil:
     cdef Leaf* leaf = &b.leaves[b.n_leaves]
     leaf.tree = t
     leaf.node = idx
@@ -181,6 +219,7 @@ cdef inline void _add_leaf(BatchData* b, TreeData* t, int32_t idx, int32_t depth
     leaf.d = d
     leaf.key = key
     leaf.known = row < 0
+    leaf.m = m
     b.n_leaves += 1
 
 
@@ -231,6 +270,7 @@ cdef int _expand(TreeData* t, BatchData* b, int32_t idx, Position* pos, int32_t 
     cdef Move moves[MAX_MOVES]
     cdef float priors[MAX_MOVES]
     cdef float wdl[3]
+    cdef float cached_m
     cdef float known_v
     cdef bint known, wide
     cdef int i, n_moves = generate_legal(pos, moves)
@@ -251,10 +291,10 @@ cdef int _expand(TreeData* t, BatchData* b, int32_t idx, Position* pos, int32_t 
         if depth == 0:                                # the game is over at the root
             _undo_path(t, idx)
             return SIM_STOP
-        if status == CHECKMATE:
-            _add_leaf(b, t, idx, depth, -1, -1.0, 0.0, 0)
+        if status == CHECKMATE:                       # the game is over: 0 plies left
+            _add_leaf(b, t, idx, depth, -1, -1.0, 0.0, 0, 0.0)
         else:
-            _add_leaf(b, t, idx, depth, -1, 0.0, 1.0, 0)
+            _add_leaf(b, t, idx, depth, -1, 0.0, 1.0, 0, 0.0)
         return SIM_KNOWN
     first = tree_new_edges(t, n_moves)
     if first < 0:
@@ -275,19 +315,21 @@ cdef int _expand(TreeData* t, BatchData* b, int32_t idx, Position* pos, int32_t 
         for i in range(n_moves):
             e[i].prior = 1.0 / n_moves
         n.state = EXPANDED
-        _add_leaf(b, t, idx, depth, -1, known_v, 0.0, 0)
+        _add_leaf(b, t, idx, depth, -1, known_v, 0.0, 0, -1.0)
         return SIM_KNOWN
     repeated = repetition_count(pos, t.hist, nh) > 0
     key = nn_cache_key(pos, repeated)
-    if t.tt != NULL and tt_probe(t.tt, key, n_moves, priors, wdl):
+    if t.tt != NULL and tt_probe(t.tt, key, n_moves, priors, wdl, &cached_m):
         for i in range(n_moves):
             e[i].prior = priors[i]
         n.state = EXPANDED
         t.cache_hits += 1
+        if cached_m >= 0.0:
+            t.ml_seen = True
         if known:
-            _add_leaf(b, t, idx, depth, -1, known_v, 0.0, 0)
+            _add_leaf(b, t, idx, depth, -1, known_v, 0.0, 0, cached_m)
         else:
-            _add_leaf(b, t, idx, depth, -1, wdl[2] - wdl[0], wdl[1], 0)
+            _add_leaf(b, t, idx, depth, -1, wdl[2] - wdl[0], wdl[1], 0, cached_m)
         return SIM_KNOWN
     row = b.n_rows
     encode_position(pos, repeated, b.tokens + row * SEQ_LEN)
@@ -298,7 +340,7 @@ cdef int _expand(TreeData* t, BatchData* b, int32_t idx, Position* pos, int32_t 
     b.offsets[b.n_rows] = <int32_t>b.n_legal
     n.state = PENDING
     t.nn_evals += 1
-    _add_leaf(b, t, idx, depth, row, known_v if known else 0.0, 0.0, key)
+    _add_leaf(b, t, idx, depth, row, known_v if known else 0.0, 0.0, key, -1.0)
     b.leaves[b.n_leaves - 1].known = known           # the network gives only the priors
     return SIM_EVAL
 
@@ -316,7 +358,8 @@ cdef int _simulate(TreeData* t, BatchData* b) noexcept nogil:
         n.in_flight += 1
         if depth > 0 and n.proven != PROVEN_NONE:     # terminal or solved: exact value
             v = -proven_value(n.proven)               # from the leaf's side to move
-            _add_leaf(b, t, idx, depth, -1, <float>v, 1.0 if n.proven == PROVEN_DRAW else 0.0, 0)
+            _add_leaf(b, t, idx, depth, -1, <float>v, 1.0 if n.proven == PROVEN_DRAW else 0.0, 0,
+                      n.plies - 1.0)                  # its exact distance to the end
             return SIM_KNOWN
         if n.state == UNEXPANDED:
             return _expand(t, b, idx, &pos, nh, depth)
@@ -348,6 +391,10 @@ cdef int _simulate(TreeData* t, BatchData* b) noexcept nogil:
 cdef void _gather(TreeData* t, BatchData* b, int32_t max_leaves) noexcept nogil:
     cdef int32_t got = 0, collisions = 0
     cdef int r
+    # The moves-left utility needs plies left from the evaluator; below a known-win root
+    # the network is not asked and known_endgames.pxd steers the search instead.
+    t.ml_on = (t.ml_seen and t.ml_max_effect > 0.0
+               and not (t.known_endgames and is_known_win(&t.root_pos)))
     while got < max_leaves and collisions < t.max_collisions and not t.full:
         if t.playouts + t.nodes[0].in_flight >= t.target or t.nodes[0].state == PENDING:
             break
@@ -401,6 +448,7 @@ cdef bint _try_prove(TreeData* t, int32_t idx) noexcept nogil:
         n.plies = <int16_t>(loss_plies + 1 if loss_plies < 32766 else 32766)
     n.wl = proven_value(n.proven) * n.visits
     n.d = n.visits if n.proven == PROVEN_DRAW else 0.0
+    n.m = n.plies - 1.0                   # plies left from its own position, exactly
     return True
 
 
@@ -410,6 +458,7 @@ cdef void _backup(Leaf* leaf) noexcept nogil:
     cdef Node* n
     cdef double v = -leaf.v            # from the side that moved into the leaf
     cdef double d = leaf.d
+    cdef double m = leaf.m if leaf.m >= 0.0 else 0.0   # plies left from the node's position
     t.playouts += 1
     t.depth_sum += leaf.depth
     if leaf.depth > t.max_depth:
@@ -420,11 +469,14 @@ cdef void _backup(Leaf* leaf) noexcept nogil:
         if n.proven != PROVEN_NONE:    # solved: its exact value replaces the estimate
             v = proven_value(n.proven)
             d = 1.0 if n.proven == PROVEN_DRAW else 0.0
+            m = n.plies - 1.0
         n.in_flight -= 1
         n.visits += 1
         n.wl += v
         n.d += d
+        n.m += <float>((m - n.m) / n.visits)
         v = -v
+        m += 1.0                       # one ply more from the parent's position
         idx = n.parent
     idx = leaf.node
     if t.nodes[idx].proven != PROVEN_NONE:
@@ -433,7 +485,10 @@ cdef void _backup(Leaf* leaf) noexcept nogil:
             idx = t.nodes[idx].parent
 
 
-cdef void _apply(BatchData* b, const float* priors, const float* wdl) noexcept nogil:
+cdef void _apply(BatchData* b, const float* priors, const float* wdl,
+                 const float* moves_left) noexcept nogil:
+    """Write the evaluator's answers into the trees (``moves_left`` NULL: none given) and
+    back every leaf up."""
     cdef int32_t i, j, off
     cdef Leaf* leaf
     cdef Node* n
@@ -453,8 +508,11 @@ cdef void _apply(BatchData* b, const float* priors, const float* wdl) noexcept n
         if not leaf.known:
             leaf.v = w[2] - w[0]
             leaf.d = w[1]
+        if moves_left != NULL:
+            leaf.m = moves_left[leaf.row] if moves_left[leaf.row] > 0.0 else 0.0
+            leaf.tree.ml_seen = True
         if leaf.tree.tt != NULL:
-            tt_store(leaf.tree.tt, leaf.key, n.n_edges, priors + off, w)
+            tt_store(leaf.tree.tt, leaf.key, n.n_edges, priors + off, w, leaf.m)
     for i in range(b.n_leaves):
         _backup(&b.leaves[i])
 
@@ -556,32 +614,42 @@ def gather(list trees, Batch batch not None, int leaves_per_tree=0, int fill_to=
 
 
 def evaluate_batch(evaluator, Batch batch not None):
-    """The evaluator's ``(priors, wdl)`` for the batch's rows, as C-contiguous float32 arrays
-    of the right shapes (ValueError otherwise), or ``(None, None)`` without rows.
+    """The evaluator's ``(priors, wdl, moves_left)`` for the batch's rows, as C-contiguous
+    float32 arrays of the right shapes (ValueError otherwise), ``moves_left`` None when the
+    evaluator gives two outputs (no moves-left head); ``(None, None, None)`` without rows.
 
     Reads only the batch's buffers, never a tree: one thread may run it while another
     gathers or backs up a batch of the same tree."""
     cdef int32_t rows = batch.data.n_rows
     cdef int64_t n_legal = batch.data.n_legal
     if rows == 0:
-        return None, None
-    priors, wdl = evaluator.evaluate(batch.tokens_array[:rows], batch.legal_array[:n_legal],
-                                     batch.offsets_array[:rows + 1])
-    priors = np.ascontiguousarray(priors, dtype=np.float32)
-    wdl = np.ascontiguousarray(wdl, dtype=np.float32)
+        return None, None, None
+    out = evaluator.evaluate(batch.tokens_array[:rows], batch.legal_array[:n_legal],
+                             batch.offsets_array[:rows + 1])
+    if not isinstance(out, (tuple, list)) or len(out) not in (2, 3):
+        raise ValueError("evaluator must return (priors, wdl) or (priors, wdl, moves_left)")
+    priors = np.ascontiguousarray(out[0], dtype=np.float32)
+    wdl = np.ascontiguousarray(out[1], dtype=np.float32)
     if priors.shape != (n_legal,) or wdl.shape != (rows, 3):
         raise ValueError(
             f"evaluator returned priors {priors.shape} and wdl {wdl.shape}, "
             f"expected ({n_legal},) and ({rows}, 3)")
-    return priors, wdl
+    moves_left = None
+    if len(out) == 3 and out[2] is not None:
+        moves_left = np.ascontiguousarray(out[2], dtype=np.float32)
+        if moves_left.shape != (rows,):
+            raise ValueError(f"evaluator returned moves_left {moves_left.shape}, expected ({rows},)")
+    return priors, wdl, moves_left
 
 
-def apply_batch(Batch batch not None, priors=None, wdl=None):
-    """Write the evaluator's answers (from ``evaluate_batch``) into the trees and back every
-    leaf of the batch up; return the number of leaves backed up. The batch is empty after."""
+def apply_batch(Batch batch not None, priors=None, wdl=None, moves_left=None):
+    """Write the evaluator's answers (from ``evaluate_batch``; ``moves_left`` None when it
+    gave no plies left) into the trees and back every leaf of the batch up; return the
+    number of leaves backed up. The batch is empty after."""
     cdef BatchData* b = &batch.data
     cdef const float* priors_ptr = NULL
     cdef const float* wdl_ptr = NULL
+    cdef const float* ml_ptr = NULL
     cdef int32_t leaves = b.n_leaves
     if b.n_rows > 0:     # the pointers below are read without bounds checks: check all
         if not (isinstance(priors, np.ndarray) and isinstance(wdl, np.ndarray)
@@ -591,8 +659,13 @@ def apply_batch(Batch batch not None, priors=None, wdl=None):
             raise ValueError("apply_batch needs evaluate_batch's arrays for this batch")
         priors_ptr = <const float*>cnp.PyArray_DATA(priors)
         wdl_ptr = <const float*>cnp.PyArray_DATA(wdl)
+        if moves_left is not None:
+            if not (isinstance(moves_left, np.ndarray) and moves_left.dtype == np.float32
+                    and moves_left.flags.c_contiguous and moves_left.shape == (b.n_rows,)):
+                raise ValueError("apply_batch needs evaluate_batch's moves_left for this batch")
+            ml_ptr = <const float*>cnp.PyArray_DATA(moves_left)
     with nogil:
-        _apply(b, priors_ptr, wdl_ptr)
+        _apply(b, priors_ptr, wdl_ptr, ml_ptr)
         b.n_leaves = 0
         b.n_rows = 0
         b.n_legal = 0
@@ -631,8 +704,8 @@ def run_round(list trees, evaluator, Batch batch=None, int leaves_per_tree=0, in
     if gather(trees, batch, leaves_per_tree, fill_to) == 0:
         return 0
     try:
-        priors, wdl = evaluate_batch(evaluator, batch)
+        priors, wdl, moves_left = evaluate_batch(evaluator, batch)
     except BaseException:
         abandon_batch(batch)
         raise
-    return apply_batch(batch, priors, wdl)
+    return apply_batch(batch, priors, wdl, moves_left)

@@ -78,14 +78,14 @@ class TreeWorkers:
                         lock.wait()               # until another thread backs a batch up
                         continue
                     self._in_flight.add(i)
-                    priors = wdl = None           # no rows: every value known (terminal, cache)
+                    priors = wdl = moves_left = None  # no rows: every value known
                     if batch.rows:
                         lock.release()            # the network runs without the lock
                         try:
-                            priors, wdl = evaluate_batch(evaluator, batch)
+                            priors, wdl, moves_left = evaluate_batch(evaluator, batch)
                         finally:
                             lock.acquire()
-                    apply_batch(batch, priors, wdl)
+                    apply_batch(batch, priors, wdl, moves_left)
                     self._in_flight.discard(i)
                     lock.notify_all()             # a waiting thread may find leaves again
                     if after_batch(time.perf_counter() - started):

@@ -52,6 +52,27 @@ class SearchParams:
     the bishop's corner with bishop and knight) and the kings' closeness, as Stockfish's
     KXK and KBNK evaluations do, instead of by the network, which calls all of them won
     alike (zerochess/search/known_endgames.pxd). False: the network's value everywhere."""
+    moves_left_max_effect: float = 0.0345
+    """Moves-left utility (Lc0's ``MovesLeftMaxEffect``): with a network that predicts the
+    plies left (a moves-left head), selection adds to a visited child's score
+    clamp(moves_left_slope * (M_child - M_parent), -max, max), signed so that the side
+    that is winning prefers the child with fewer plies left and the losing side the one
+    with more, and scaled by how decisive the child's Q is (the factors below). 0: off.
+    Without plies left from the evaluator (no head, the uniform backend) the search is
+    exactly what it is without this. Defaults: Lc0's tuned values (docs/moves-left.md)."""
+    moves_left_threshold: float = 0.0
+    """|Q| of the parent beyond which the utility applies, and the point where the Q
+    scaling starts (Lc0's ``MovesLeftThreshold``): q' = max(0, |q| - t) / (1 - t)."""
+    moves_left_slope: float = 0.0027
+    """Utility per ply of difference between a child's M and its parent's (Lc0's
+    ``MovesLeftSlope``): 0.0027 makes 10 plies worth 0.027 of Q before the Q scaling."""
+    moves_left_constant_factor: float = 0.0
+    """Q scaling: a + b |q'| + c q'^2, this is a (Lc0's ``MovesLeftConstantFactor``)."""
+    moves_left_scaled_factor: float = 1.6521
+    """Q scaling's b (Lc0's ``MovesLeftScaledFactor``)."""
+    moves_left_quadratic_factor: float = -0.6521
+    """Q scaling's c (Lc0's ``MovesLeftQuadraticFactor``); with b it gives 1 at |q'| = 1
+    and fades the utility towards equal positions."""
     dirichlet_alpha: float = 0.3
     """Dirichlet concentration of the root noise (AlphaZero: 0.3 for chess)."""
     dirichlet_fraction: float = 0.0
@@ -74,10 +95,16 @@ class SearchParams:
 
     def __post_init__(self) -> None:
         for name in ("cpuct_init", "cpuct_factor", "fpu_reduction", "virtual_loss",
-                     "dirichlet_alpha"):
+                     "dirichlet_alpha", "moves_left_max_effect", "moves_left_slope"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value >= 0):
                 raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+        if not 0.0 <= self.moves_left_threshold < 1.0:
+            raise ValueError(f"moves_left_threshold must be in [0, 1), got {self.moves_left_threshold!r}")
+        for name in ("moves_left_constant_factor", "moves_left_scaled_factor",
+                     "moves_left_quadratic_factor"):
+            if not math.isfinite(getattr(self, name)):
+                raise ValueError(f"{name} must be a finite number, got {getattr(self, name)!r}")
         if not self.cpuct_base > 0:
             raise ValueError(f"cpuct_base must be > 0, got {self.cpuct_base!r}")
         if not 0.0 <= self.dirichlet_fraction <= 1.0:
@@ -96,6 +123,20 @@ class SearchParams:
     def cpuct(self, n: float) -> float:
         """The exploration constant at a parent with n visits (the formula the core uses)."""
         return self.cpuct_init + self.cpuct_factor * math.log((n + self.cpuct_base) / self.cpuct_base)
+
+    def moves_left_utility(self, child_m: float, parent_m: float, q: float) -> float:
+        """The moves-left term selection adds to a visited or proven child's score (the
+        formula the core uses, mcts._m_utility): ``q`` is the child's Q from the chooser's
+        side, the M's are plies left from each position."""
+        m = min(max(self.moves_left_slope * (child_m - parent_m), -self.moves_left_max_effect),
+                self.moves_left_max_effect)
+        if q > 0.0:
+            m = -m
+        a, t = abs(q), self.moves_left_threshold
+        if t > 0.0:
+            a = (a - t) / (1.0 - t) if a > t else 0.0
+        return m * (self.moves_left_constant_factor + self.moves_left_scaled_factor * a
+                    + self.moves_left_quadratic_factor * a * a)
 
     def replace(self, **changes) -> "SearchParams":
         """A copy with some fields changed (validated again)."""

@@ -73,9 +73,10 @@ class MoveStats:
     """One root move with the numbers the selection works with (Leela Chess Zero's
     ``VerboseMoveStats``), all from the root's side to move.
 
-    Selection takes the move with the largest ``s = q + u`` next (module ``mcts``), so a
-    move's ``q`` is the exact value of a proven move (visited or not), else its mean, or the
-    first-play-urgency value when it has no visit yet."""
+    Selection takes the move with the largest ``s = q + u + mu`` next (module ``mcts``), so
+    a move's ``q`` is the exact value of a proven move (visited or not), else its mean, or
+    the first-play-urgency value when it has no visit yet; ``mu`` is the moves-left term
+    (0 without a moves-left head)."""
     move: str
     index: int               # policy index of the move
     visits: int              # N: visits of the move's subtree
@@ -87,10 +88,13 @@ class MoveStats:
     v: Optional[float]       # the network's value of the position after the move (from the
                              # cache; exact for a game-over position); None if not cached
     proven: int              # 0 none, 1 win, 2 draw, 3 loss (solver; the root's side)
+    m: Optional[float] = None  # plies left from the position after the move (moves-left
+                               # head, backed up); None without the head or a visit
+    mu: float = 0.0          # the moves-left term the next selection at the root adds
 
     @property
     def s(self) -> float:
-        return self.q + self.u
+        return self.q + self.u + self.mu
 
 
 @dataclass
@@ -103,6 +107,7 @@ class NodeStats:
     wl: Optional[float]
     d: Optional[float]
     v: Optional[float]       # the network's value of the root position (from the cache)
+    m: Optional[float] = None  # the root's plies left (moves-left head); None without it
 
 
 @dataclass
@@ -219,6 +224,10 @@ def root_move_stats(tree, tt, edges=None) -> tuple[list[MoveStats], Optional[Nod
     parent_q = root[0] if root is not None else 0.0
     fpu = parent_q - params.root_fpu_reduction * math.sqrt(visited_policy)
     u_scale = params.cpuct(root_visits) * math.sqrt(max(int(visits.sum()), 1))
+    root_m = tree.root_moves_left()      # None without a moves-left head
+    use_m = (root_m is not None and params.moves_left_max_effect > 0
+             and abs(parent_q) > params.moves_left_threshold
+             and not (params.known_endgames and known_win(board) is not None))
     moves = []
     for i, move in enumerate(edges["moves"]):
         n, proven = int(visits[i]), int(edges["proven"][i])
@@ -228,13 +237,16 @@ def root_move_stats(tree, tt, edges=None) -> tuple[list[MoveStats], Optional[Nod
         v = _cached_value(tt, child)
         v = -v if v is not None else PROVEN_Q.get(proven)   # the child's mover = root's side
         q = PROVEN_Q[proven] if proven in PROVEN_Q else (wl if n else fpu)   # as _select
+        m = float(edges["m"][i]) if root_m is not None and not math.isnan(edges["m"][i]) else None
+        mu = params.moves_left_utility(m, root_m, q) if use_m and m is not None else 0.0
         moves.append(MoveStats(
             move=move, index=int(edges["index"][i]), visits=n, prior=float(edges["prior"][i]),
             wl=wl, d=float(edges["d"][i]) if n else None, q=q,
-            u=u_scale * float(edges["prior"][i]) / (1 + n), v=v, proven=proven))
+            u=u_scale * float(edges["prior"][i]) / (1 + n), v=v, proven=proven, m=m, mu=mu))
     node = NodeStats(visits=root_visits, n_moves=n_moves, visited_policy=visited_policy,
                      wl=parent_q if root is not None else None,
-                     d=root[1][1] if root is not None else None, v=_cached_value(tt, board))
+                     d=root[1][1] if root is not None else None, v=_cached_value(tt, board),
+                     m=root_m)
     return moves, node
 
 

@@ -34,6 +34,10 @@ ctypedef struct Node:
     uint32_t visits        # completed visits of the subtree (N)
     uint32_t in_flight     # simulations through here waiting for the evaluator (virtual loss)
     uint32_t stops         # visits that ended here; visits == stops + sum(children visits)
+    float m                # M: mean over the visits of the plies left from this node's
+                           # position (moves-left head; a proven node: plies - 1 exactly);
+                           # fills the 4 bytes the doubles' alignment padded, so a node
+                           # stays 48 bytes
     double wl              # sum of values (win - loss) seen from the side that moved into
                            # the node; Q = wl / visits, from its parent's chooser's view
     double d               # sum of draw probabilities
@@ -64,6 +68,14 @@ ctypedef struct TreeData:
     int32_t minibatch
     int32_t max_collisions
     bint known_endgames    # value known wins against a bare king by known_endgames.pxd
+    double ml_max_effect   # moves-left utility (SearchParams.moves_left_*); 0: off
+    double ml_threshold
+    double ml_slope
+    double ml_constant
+    double ml_scaled
+    double ml_quadratic
+    bint ml_seen           # an evaluator (or the cache) gave plies left in this tree
+    bint ml_on             # selection adds the moves-left utility (set per gather)
     # this search's counters
     int64_t target         # playouts wanted in this search
     int64_t playouts       # completed playouts (visits added to the root) in this search

@@ -216,6 +216,12 @@ cdef class Tree:
         self.data.minibatch = params.minibatch
         self.data.max_collisions = params.max_collisions
         self.data.known_endgames = params.known_endgames
+        self.data.ml_max_effect = params.moves_left_max_effect
+        self.data.ml_threshold = params.moves_left_threshold
+        self.data.ml_slope = params.moves_left_slope
+        self.data.ml_constant = params.moves_left_constant_factor
+        self.data.ml_scaled = params.moves_left_scaled_factor
+        self.data.ml_quadratic = params.moves_left_quadratic_factor
         self.data.max_bytes = <int64_t>params.tree_mb * 1048576
         if self.data.max_bytes < INITIAL_NODES * sizeof(Node) + INITIAL_EDGES * sizeof(Edge):
             self.data.max_bytes = INITIAL_NODES * sizeof(Node) + INITIAL_EDGES * sizeof(Edge)
@@ -225,6 +231,7 @@ cdef class Tree:
         self.data.n_nodes = 0
         self.data.n_edges = 0
         self.data.full = False
+        self.data.ml_seen = False
         self.root_noised = False
         tree_new_node(&self.data, -1)
 
@@ -402,7 +409,9 @@ cdef class Tree:
 
         ``moves`` (UCI), ``index`` (policy index, int32), ``prior``, ``visits``, ``q`` and
         ``d`` (means from the root's side to move; NaN when unvisited), ``proven``
-        (0 none, 1 win, 2 draw, 3 loss, for the root's side to move) and ``plies``."""
+        (0 none, 1 win, 2 draw, 3 loss, for the root's side to move), ``plies``, and
+        ``m``: the plies left from the move's position (the moves-left head's, backed up;
+        a proven move's exact distance; NaN when unvisited and unproven)."""
         cdef Node* r = &self.data.nodes[0]
         cdef int i, n = r.n_edges if r.first_edge >= 0 else 0
         cdef Edge* e
@@ -416,6 +425,7 @@ cdef class Tree:
             "d": np.full(n, np.nan),
             "proven": np.zeros(n, dtype=np.uint8),
             "plies": np.zeros(n, dtype=np.int32),
+            "m": np.full(n, np.nan),
         }
         for i in range(n):
             e = &self.data.edges[r.first_edge + i]
@@ -428,6 +438,9 @@ cdef class Tree:
                 if c.visits:
                     out["q"][i] = c.wl / c.visits
                     out["d"][i] = c.d / c.visits
+                    out["m"][i] = c.m
+                if c.proven != PROVEN_NONE:
+                    out["m"][i] = c.plies - 1
                 out["proven"][i] = c.proven
                 out["plies"][i] = c.plies
         return out
@@ -491,7 +504,7 @@ cdef class Tree:
             ("parent", np.int32), ("state", np.uint8), ("proven", np.uint8),
             ("plies", np.int16), ("visits", np.int64), ("in_flight", np.int64),
             ("stops", np.int64), ("wl", np.float64), ("d", np.float64),
-            ("n_edges", np.int32), ("move", np.int32))}
+            ("m", np.float32), ("n_edges", np.int32), ("move", np.int32))}
         out["move"][:] = -1
         for i in range(n):
             nd = &self.data.nodes[i]
@@ -511,6 +524,7 @@ cdef class Tree:
             out["stops"][i] = nd.stops
             out["wl"][i] = nd.wl
             out["d"][i] = nd.d
+            out["m"][i] = nd.m
             out["n_edges"][i] = nd.n_edges if nd.first_edge >= 0 else 0
         return out
 
@@ -562,6 +576,20 @@ cdef class Tree:
             elif v > b:
                 b = v
         return int(a), int(b), best
+
+    def root_moves_left(self):
+        """M of the root: the mean plies left from its position over its visits (the
+        moves-left head's, backed up), or None before any visit or without the head."""
+        cdef Node* r = &self.data.nodes[0]
+        if r.visits == 0 or not self.data.ml_seen:
+            return None
+        return float(r.plies - 1) if r.proven != PROVEN_NONE else float(r.m)
+
+    @property
+    def moves_left_seen(self):
+        """Whether the evaluator (or the cache) gave plies left in this tree: the network
+        has a moves-left head, and the search's moves-left utility may apply."""
+        return bool(self.data.ml_seen)
 
     def root_proven(self):
         """True when the solver has proven the root's result."""

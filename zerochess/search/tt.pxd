@@ -1,4 +1,5 @@
-# The transposition table: a fixed-memory cache of network outputs (priors + WDL) keyed by
+# The transposition table: a fixed-memory cache of network outputs (priors, WDL, plies
+# left) keyed by
 # what the network sees. Its C functions run without the GIL inside the MCTS core.
 
 from libc.stdint cimport uint64_t, uint32_t, uint16_t
@@ -15,6 +16,7 @@ ctypedef struct TTEntry:
     uint16_t _pad
     float wdl[3]           # loss, draw, win from the side to move
     float priors[TT_MAX_MOVES]
+    float m                # plies left from the position (moves-left head); -1: none
 
 ctypedef struct TTData:
     TTEntry* entries       # n_buckets * TT_WAYS entries
@@ -29,10 +31,11 @@ ctypedef struct TTData:
 # the network would have answered.
 cdef uint64_t nn_cache_key(const Position* p, bint repeated) noexcept nogil
 
-# Copy a stored entry into priors[0:n_moves] and wdl[0:3]; False on a miss.
-cdef bint tt_probe(TTData* t, uint64_t key, int n_moves, float* priors, float* wdl) noexcept nogil
+# Copy a stored entry into priors[0:n_moves], wdl[0:3] and m[0]; False on a miss.
+cdef bint tt_probe(TTData* t, uint64_t key, int n_moves, float* priors, float* wdl,
+                   float* m) noexcept nogil
 cdef void tt_store(TTData* t, uint64_t key, int n_moves, const float* priors,
-                   const float* wdl) noexcept nogil
+                   const float* wdl, float m) noexcept nogil
 
 cdef class TranspositionTable:
     cdef TTData data

@@ -9,8 +9,10 @@ reached by a second path, or again after the game moved on, skips the evaluator.
   two tokens the network also sees (fifty-move bucket, repetition flag). The full 64-bit
   key and the legal-move count are checked on a probe, so a false hit needs a 64-bit
   collision between positions with equally many legal moves.
-* Layout: buckets of ``TT_WAYS`` = 4 entries of 284 bytes, as many buckets as fit in the
-  budget (``Hash`` in MB); a key picks its bucket by multiply-high, so any count works.
+* Layout: buckets of ``TT_WAYS`` = 4 entries of 288 bytes (priors, WDL, and the plies left
+  of a network with a moves-left head, -1 without: that float took the bytes the 8-byte
+  alignment padded before, so ``Hash`` holds as many entries as it did), as many buckets
+  as fit in the budget (``Hash`` in MB); a key picks its bucket by multiply-high.
 * Replacement: an empty slot of the bucket, else its least recently used entry (every
   store and hit stamps the entry with the table's clock).
 * ``hashfull``: occupied slots per mille, exact (the UCI ``hashfull`` figure).
@@ -62,7 +64,8 @@ cdef inline TTEntry* _bucket(TTData* t, uint64_t key) noexcept nogil:
     return t.entries + index * TT_WAYS
 
 
-cdef bint tt_probe(TTData* t, uint64_t key, int n_moves, float* priors, float* wdl) noexcept nogil:
+cdef bint tt_probe(TTData* t, uint64_t key, int n_moves, float* priors, float* wdl,
+                   float* m) noexcept nogil:
     cdef TTEntry* e
     cdef int i
     if t.entries == NULL or n_moves > TT_MAX_MOVES:
@@ -75,13 +78,14 @@ cdef bint tt_probe(TTData* t, uint64_t key, int n_moves, float* priors, float* w
             e[i].stamp = t.clock
             memcpy(priors, e[i].priors, n_moves * sizeof(float))
             memcpy(wdl, e[i].wdl, 3 * sizeof(float))
+            m[0] = e[i].m
             t.hits += 1
             return True
     return False
 
 
 cdef void tt_store(TTData* t, uint64_t key, int n_moves, const float* priors,
-                   const float* wdl) noexcept nogil:
+                   const float* wdl, float m) noexcept nogil:
     cdef TTEntry* e
     cdef TTEntry* victim
     cdef int i
@@ -103,6 +107,7 @@ cdef void tt_store(TTData* t, uint64_t key, int n_moves, const float* priors,
     victim.n_moves = <uint16_t>n_moves
     memcpy(victim.wdl, wdl, 3 * sizeof(float))
     memcpy(victim.priors, priors, n_moves * sizeof(float))
+    victim.m = m
 
 
 cdef class TranspositionTable:
@@ -181,6 +186,7 @@ cdef class TranspositionTable:
         cdef uint64_t key = nn_cache_key(&board.pos, repeated)
         cdef cnp.ndarray[cnp.float32_t, ndim=1] priors = np.empty(n, dtype=np.float32)
         cdef cnp.ndarray[cnp.float32_t, ndim=1] wdl = np.empty(3, dtype=np.float32)
+        cdef float m = -1.0
         cdef uint64_t hits = self.data.hits, probes = self.data.probes
         cdef uint32_t clock = self.data.clock
         cdef uint32_t stamps[TT_WAYS]
@@ -189,7 +195,7 @@ cdef class TranspositionTable:
         if bucket != NULL:
             for i in range(TT_WAYS):
                 stamps[i] = bucket[i].stamp
-        found = tt_probe(&self.data, key, n, <float*>priors.data, <float*>wdl.data)
+        found = tt_probe(&self.data, key, n, <float*>priors.data, <float*>wdl.data, &m)
         self.data.hits = hits
         self.data.probes = probes
         if not touch and bucket != NULL:
@@ -198,9 +204,10 @@ cdef class TranspositionTable:
                 bucket[i].stamp = stamps[i]
         return (priors, wdl) if found else None
 
-    def store(self, Board board, priors, wdl):
-        """Store ``priors`` (float32, ``board.legal_moves()`` order) and ``wdl`` for the
-        board's position, as the search does after an evaluation (tests, warm starts)."""
+    def store(self, Board board, priors, wdl, float moves_left=-1.0):
+        """Store ``priors`` (float32, ``board.legal_moves()`` order), ``wdl`` and the plies
+        left (-1: none) for the board's position, as the search does after an evaluation
+        (tests, warm starts)."""
         cdef Move moves[MAX_MOVES]
         cdef int n = generate_legal(&board.pos, moves)
         cdef bint repeated = repetition_count(&board.pos, board.history, board.ply) > 0
@@ -208,7 +215,8 @@ cdef class TranspositionTable:
         cdef cnp.ndarray[cnp.float32_t, ndim=1] w = np.ascontiguousarray(wdl, dtype=np.float32)
         if p.shape[0] != n or w.shape[0] != 3:
             raise ValueError(f"need {n} priors and 3 wdl values")
-        tt_store(&self.data, nn_cache_key(&board.pos, repeated), n, <float*>p.data, <float*>w.data)
+        tt_store(&self.data, nn_cache_key(&board.pos, repeated), n, <float*>p.data, <float*>w.data,
+                 moves_left)
 
     def __repr__(self):
         return f"TranspositionTable({self.mb} MB, {self.capacity} entries, hashfull {self.hashfull()})"

@@ -38,6 +38,7 @@ class LossWeights:
     value: float = 1.0
     illegal: float = 1.0
     illegal_penalty: str = "log"  # "log" (-log(1 - M)) or "mass" (M, the seed's, with weight 0.1)
+    moves_left: float = 1.0  # the moves-left head's loss; only networks with the head have it
 
 
 def legal_log_softmax(logits: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:
@@ -67,16 +68,36 @@ def wdl_value(wdl: torch.Tensor) -> torch.Tensor:
     return wdl[:, 2] - wdl[:, 0] if wdl.dim() == 2 else (wdl - 1).float()
 
 
+#: Plies per unit of the moves-left loss: Huber on plies / 20, as Lc0 scales it, so a
+#: miss of 20 plies costs about what a wrong value does and long games do not dominate.
+MOVES_LEFT_UNIT = 20.0
+
+
+def moves_left_loss(pred: torch.Tensor, target: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(Huber loss on plies / MOVES_LEFT_UNIT, absolute error in plies summed) over the
+    samples with a target (``target`` >= 0; -1 marks none: moves_left.py); a batch without
+    any gives a zero loss that still reaches the head's graph. pred, target (B,) plies."""
+    have = target >= 0
+    p, t = pred.float()[have], target.float()[have]
+    if not len(t):
+        return pred.float().sum() * 0.0, pred.new_zeros((), dtype=torch.float32)
+    loss = F.huber_loss(p / MOVES_LEFT_UNIT, t / MOVES_LEFT_UNIT, delta=1.0)
+    return loss, (p - t).abs().sum().detach()
+
+
 def phase1_loss(policy_logits: torch.Tensor, wdl_logits: torch.Tensor, move: torch.Tensor,
                 wdl: torch.Tensor, legal: torch.Tensor, w: LossWeights,
-                target: torch.Tensor | None = None
+                target: torch.Tensor | None = None, moves_left: torch.Tensor | None = None,
+                moves_left_target: torch.Tensor | None = None
                 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """Total loss and its parts (detached) for one batch.
 
     policy_logits (B, P), wdl_logits (B, 3), move (B,) played move index (unused with a
     ``target``), wdl (B, 3) target distribution or (B,) class 0/1/2, legal (B, P) bool;
     target (B, P) optional policy target distribution (zero off the legal moves) replacing
-    the one-hot on ``move``. Computed in fp32 even under autocast.
+    the one-hot on ``move``. With a network's ``moves_left`` (B,) plies and the batch's
+    ``moves_left_target`` (B,), the moves-left loss (weight ``w.moves_left``) is added and
+    reported as ``moves_left_loss``. Computed in fp32 even under autocast.
     """
     logits = policy_logits.float()  # (B, P)
     masked = logits.masked_fill(~legal, float("-inf"))  # (B, P)
@@ -89,6 +110,10 @@ def phase1_loss(policy_logits: torch.Tensor, wdl_logits: torch.Tensor, move: tor
     total = w.policy * policy_loss + w.value * value_loss + w.illegal * penalty
     parts = {"policy_loss": policy_loss.detach(), "value_loss": value_loss.detach(),
              "illegal_mass": illegal_mass.detach()}
+    if moves_left is not None and moves_left_target is not None:
+        ml_loss, _ = moves_left_loss(moves_left, moves_left_target)
+        total = total + w.moves_left * ml_loss
+        parts["moves_left_loss"] = ml_loss.detach()
     return total, parts
 
 
@@ -103,6 +128,8 @@ class MetricSums:
     kind); mate_top1 is exact accuracy on mate-in-1 samples (kind 1), absent without them.
     value_mse: (P(win) - P(loss) - the target's win - loss)^2, on all samples.
     illegal_mass: raw softmax mass on illegal moves.
+    moves_left_loss / moves_left_mae: with a moves-left head, its loss (in ``loss`` too,
+    weighted) and mean absolute error in plies over the samples that have a target.
     """
 
     def __init__(self, weights: LossWeights) -> None:
@@ -115,13 +142,21 @@ class MetricSums:
         self.n[name] = self.n.get(name, 0) + count
 
     @torch.no_grad()
-    def update(self, policy_logits, wdl_logits, move, wdl, legal, kind, target=None) -> None:
+    def update(self, policy_logits, wdl_logits, move, wdl, legal, kind, target=None,
+               moves_left=None, moves_left_target=None) -> None:
         b = move.shape[0]
         logits = policy_logits.float()
-        loss, parts = phase1_loss(logits, wdl_logits, move, wdl, legal, self.w, target)
+        loss, parts = phase1_loss(logits, wdl_logits, move, wdl, legal, self.w, target,
+                                  moves_left, moves_left_target)
         self._add("loss", float(loss) * b, b)
         for k, v in parts.items():
-            self._add(k, float(v) * b, b)
+            if k != "moves_left_loss":
+                self._add(k, float(v) * b, b)
+        if "moves_left_loss" in parts:
+            have = int((moves_left_target >= 0).sum())
+            _, abs_sum = moves_left_loss(moves_left, moves_left_target)
+            self._add("moves_left_loss", float(parts["moves_left_loss"]) * have, have)
+            self._add("moves_left_mae", float(abs_sum), have)
         self._add("legal_top1", float(legal.gather(1, logits.argmax(1, keepdim=True)).sum()), b)
         masked = logits.masked_fill(~legal, float("-inf"))
         self._add("played_ce", float(F.cross_entropy(masked, move, reduction="sum")), b)

@@ -61,9 +61,12 @@ def _head(label: str, index: int, visits: int, prior: float) -> str:
     return f"{label:<5} ({index:<4}) N: {visits:>7} (+ 0) (P: {percent}%)"
 
 
-def _values(wl: Optional[float], d: Optional[float], q: float) -> str:
+def _values(wl: Optional[float], d: Optional[float], q: float, m: Optional[float] = None,
+            with_m: bool = False) -> str:
+    # Lc0's (M: ) sits between D and Q; shown only when the network has a moves-left head
+    moves_left = f"(M: {_number(m, 5, 1, '  -.-')}) " if with_m else ""
     return (f"(WL: {_number(wl, 8, 5, ' -.-----')}) (D: {_number(d, 5, 3, '-.---')}) "
-            f"(Q: {q:8.5f})")
+            f"{moves_left}(Q: {q:8.5f})")
 
 
 def verbose_move_stats_lines(moves: list[MoveStats], root: Optional[NodeStats]) -> list[str]:
@@ -71,19 +74,22 @@ def verbose_move_stats_lines(moves: list[MoveStats], root: Optional[NodeStats]) 
     last one for the root (``node``); docs/uci.md describes every field.
 
     Moves go in Lc0's order, ascending by (N, S), so the move the search likes best comes
-    last, just above the ``node`` line (Nibbler ranks the lines by that order). ``M`` (moves
-    left) is left out: our networks have no moves-left head. ``(+ 0)``: visits in flight are
+    last, just above the ``node`` line (Nibbler ranks the lines by that order). ``M`` (plies
+    left) appears, as in Lc0, only with a network that has a moves-left head (the root's
+    ``m`` is set). ``(+ 0)``: visits in flight are
     not counted (the report is made between batches; with Threads > 1 other threads' batches
     may be at the network, and N counts completed visits only)."""
     if root is None:
         return []
     lines = []
+    with_m = root.m is not None
     for m in sorted(moves, key=lambda m: (m.visits, m.s)):
         tail = " (T)" if m.proven else ""
         lines.append(f"info string {_head(m.move, m.index, m.visits, m.prior)} "
-                     f"{_values(m.wl, m.d, m.q)} (U: {m.u:6.5f}) (S: {m.s:8.5f}) "
+                     f"{_values(m.wl, m.d, m.q, m.m, with_m)} (U: {m.u:6.5f}) (S: {m.s:8.5f}) "
                      f"(V: {_number(m.v, 7, 4, ' -.----')}){tail}")
     q = root.wl if root.wl is not None else 0.0
     lines.append(f"info string {_head('node', root.n_moves, root.visits, root.visited_policy)} "
-                 f"{_values(root.wl, root.d, q)} (V: {_number(root.v, 7, 4, ' -.----')})")
+                 f"{_values(root.wl, root.d, q, root.m, with_m)} "
+                 f"(V: {_number(root.v, 7, 4, ' -.----')})")
     return lines

@@ -179,6 +179,21 @@ OPTIONS: tuple[Option, ...] = (
     search_option("FpuReduction", "fpu_reduction", "First-play urgency: an unvisited move's "
                   "value is the parent's value minus this times the square root of the visited "
                   "policy mass.", -10.0, 10.0),
+    search_option("MovesLeftMaxEffect", "moves_left_max_effect", "With a network that "
+                  "predicts the plies left (moves-left head), the most a move's score gains or "
+                  "loses for ending the game sooner (winning side) or later (losing side), as "
+                  "Lc0 does; 0 = off. No effect with a network without the head "
+                  "(docs/moves-left.md).", 0.0, 1.0),
+    search_option("MovesLeftThreshold", "moves_left_threshold", "The parent's abs(Q) beyond which "
+                  "the moves-left term applies.", 0.0, 0.99),
+    search_option("MovesLeftSlope", "moves_left_slope", "Moves-left term per ply of "
+                  "difference between a move's plies left and its parent's.", 0.0, 1.0),
+    search_option("MovesLeftConstantFactor", "moves_left_constant_factor", "Moves-left term "
+                  "scaled by a + b abs(Q) + c Q^2: a.", -100.0, 100.0),
+    search_option("MovesLeftScaledFactor", "moves_left_scaled_factor", "Moves-left Q scaling: "
+                  "b.", -100.0, 100.0),
+    search_option("MovesLeftQuadraticFactor", "moves_left_quadratic_factor", "Moves-left Q "
+                  "scaling: c.", -100.0, 100.0),
     Option("PolicyTemperature", "float", DEFAULT_POLICY_TEMPERATURE, "Softmax temperature of "
            "the network's move priors.", 0.05, 10.0, sets="evaluator.policy_temperature"),
     Option("LogFile", "string", "", "Write diagnostics to this file (they always go to stderr)."),

@@ -12,6 +12,7 @@ Shape of the network (seed §1.4, with Leela Chess Zero's attention policy as an
            optionally a learnt square-to-square bias on each head's attention logits)
       -> final LayerNorm                            (B, T, C)
       -> value head on the mean-pooled tokens       (B, 3) loss/draw/win logits
+      -> moves_left only: moves-left head on the mean-pooled tokens  (B,) plies left, >= 0
       -> policy head                                (B, POLICY_SIZE) logits
            "pooled":    MLP on the mean-pooled tokens (the seed's head)
            "attention": from-square queries x to-square keys over the 64 square tokens, plus
@@ -171,6 +172,26 @@ class AttentionPolicyHead(nn.Module):
         return torch.cat([moves, under], dim=1)  # (B, P)
 
 
+#: The moves-left head's output unit: it predicts plies / ``MOVES_LEFT_SCALE`` (the scale
+#: Lc0's moves-left loss uses), so its outputs and the loss stay near 1 for a typical game.
+MOVES_LEFT_SCALE = 20.0
+
+
+class MovesLeftHead(nn.Module):
+    """Plies left in the game from the pooled board vector: an MLP whose softplus output is
+    non-negative and smooth at 0 (a ReLU output, Lc0's, can die at 0 and stop learning)."""
+
+    def __init__(self, cfg: NetworkConfig) -> None:
+        super().__init__()
+        hidden = max(32, cfg.d_model // 4)
+        self.fc1 = nn.Linear(cfg.d_model, hidden)
+        self.fc2 = nn.Linear(hidden, 1)
+
+    def forward(self, pooled: torch.Tensor) -> torch.Tensor:
+        z = self.fc2(F.gelu(self.fc1(pooled)))  # (B, 1)
+        return F.softplus(z).squeeze(1) * MOVES_LEFT_SCALE  # (B,) plies
+
+
 class ChessTransformer(PolicyValueModel):
     """tokens (B, 72) -> (policy logits (B, POLICY_SIZE), WDL logits (B, 3))."""
 
@@ -217,6 +238,12 @@ class ChessTransformer(PolicyValueModel):
         self.threat_embed = (nn.Embedding.from_pretrained(torch.zeros(N_THREAT_FLAGS, C),
                                                           freeze=False)
                              if cfg.threat_inputs else None)
+        # Moves-left head: built last, so the modules above draw the random numbers they
+        # draw without it (same seed, same policy and value weights).
+        self.moves_left_head = None
+        if cfg.moves_left:
+            self.moves_left_head = MovesLeftHead(cfg)
+            self.moves_left_head.apply(self._init_weights)
 
     def allowed_moves(self, tokens: torch.Tensor) -> torch.Tensor:
         """(B, POLICY_SIZE) bool: the moves ``reach_mask`` keeps for these positions."""
@@ -258,6 +285,15 @@ class ChessTransformer(PolicyValueModel):
 
     def forward(self, tokens: torch.Tensor,
                 legal_only: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+        policy, value, _ = self._heads(tokens, legal_only, with_moves_left=False)
+        return policy, value  # (B, P), (B, 3)
+
+    def forward_all(self, tokens: torch.Tensor, legal_only: bool = False
+                    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        return self._heads(tokens, legal_only, with_moves_left=True)
+
+    def _heads(self, tokens: torch.Tensor, legal_only: bool, with_moves_left: bool
+               ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
         x, tokens = self.embed(tokens)  # (B, T, C), version-1 tokens (B, T) for the mask
         for layer in self.layers:
             x = layer(x)  # (B, T, C)
@@ -274,13 +310,19 @@ class ChessTransformer(PolicyValueModel):
         value_in = pooled
         if self.value_squares is not None:
             value_in = pooled + self.value_squares(x[:, :N_SQUARES])  # (B, C)
-        return policy, self.value_head(value_in)  # (B, P), (B, 3)
+        moves_left = None
+        if with_moves_left and self.moves_left_head is not None:
+            moves_left = self.moves_left_head(pooled)  # (B,)
+        return policy, self.value_head(value_in), moves_left  # (B, P), (B, 3), (B,) | None
 
     def head_modules(self) -> dict[str, nn.Module]:
         value = self.value_head
         if self.value_squares is not None:
             value = nn.ModuleList([self.value_squares, self.value_head])
-        return {"policy": self.policy_head, "value": value}
+        heads = {"policy": self.policy_head, "value": value}
+        if self.moves_left_head is not None:
+            heads["moves_left"] = self.moves_left_head
+        return heads
 
     def fp32_modules(self) -> list[nn.Module]:
         # forward() casts the trunk's output to the final norm's dtype, so keeping the norm
@@ -311,7 +353,11 @@ class ChessTransformer(PolicyValueModel):
         else:
             S, D = N_SQUARES, cfg.policy_d
             policy = 2 * S * C * D + 2 * S * D * 2 * D + 2 * S * S * D + 2 * 8 * D * 3
-        return cfg.n_layers * per_layer + value + policy
+        moves_left = 0
+        if cfg.moves_left:
+            hidden = max(32, C // 4)
+            moves_left = 2 * C * hidden + 2 * hidden
+        return cfg.n_layers * per_layer + value + policy + moves_left
 
 
 def _rebuilt(model: ChessTransformer, is_new, **changes) -> ChessTransformer:
@@ -346,18 +392,20 @@ def deepen(model: ChessTransformer, n_layers: int) -> ChessTransformer:
 #: Options whose new parameters start where they add nothing, so ``grow`` can switch them
 #: on in a trained network: {field: what the names of its parameters contain}.
 GROWABLE = {"attention_bias": ".attn_bias", "value_squares": "value_squares.",
-            "threat_inputs": "threat_embed."}
+            "threat_inputs": "threat_embed.", "moves_left": "moves_left_head."}
 
 
 def grow(model: ChessTransformer, **changes) -> ChessTransformer:
     """The same network with more of it (``attention_bias=True``, ``value_squares=K``,
-    ``threat_inputs=True``), computing exactly what it did.
+    ``threat_inputs=True``, ``moves_left=True``), computing exactly what it did.
 
     Each option's new parameters start at zero where they enter (the attention biases, the
     spatial value path's last map, the threat embedding), so the grown network answers as
     the checkpoint does (with threat inputs: on the version-2 tokens of the positions the
     checkpoint read as version 1) and training adds what the new parts can learn, as
-    ``deepen`` does for depth: a trained network gains them without starting over.
+    ``deepen`` does for depth: a trained network gains them without starting over. The
+    moves-left head is the exception that needs no zero: it reads the trunk and feeds
+    nothing back, so the policy and value are untouched whatever its initial weights.
     """
     cfg = model.config
     for name, value in changes.items():

@@ -13,6 +13,9 @@ and drops the last partial batch. That is what lets ``--resume`` continue from a
 position exactly, and it lets ``Prefetcher`` gather batch k + 1 on a side thread (numpy
 releases the GIL while copying) while the trainer runs batch k.
 
+Every batch carries the moves-left target of its samples (``moves_left.py``), computed from
+the rows it gathers and the per-game arrays of the shards they come from.
+
 Shards hold version-1 tokens (``encoding.pyx``); ``for_network`` turns a stream of batches
 into what a network with threat inputs reads (version 2, ``threats.pyx``), batch by batch.
 """
@@ -28,6 +31,7 @@ import numpy as np
 
 from zerochess.engine.layout import POLICY_SIZE, SEQ_LEN
 from zerochess.train.data.format import Shard
+from zerochess.train.data.moves_left import plies_left
 
 
 @dataclass
@@ -41,6 +45,9 @@ class Batch:
     legal: np.ndarray  # bool [B, POLICY_SIZE], True at the legal moves
     target: np.ndarray | None = None  # float32 [B, POLICY_SIZE] policy target, rows sum to 1
     best: np.ndarray | None = None  # int64 [B]: a teacher's best move (labelled data only)
+    #: float32 [B]: plies the game had left from the position (``moves_left.py``), -1 where
+    #: the data cannot say (truncated or resigned games); the moves-left loss masks those.
+    moves_left: np.ndarray | None = None
     epoch: int = 0
     index: int = 0  # batch index within the epoch
 
@@ -78,7 +85,8 @@ class PositionSet:
         """Bytes of the arrays ``gather`` reads, i.e. what ``in_memory`` would hold."""
         from zerochess.train.data.packed import GATHERED
 
-        return sum(s[a].nbytes for s in self.shards for a in GATHERED if a in s)
+        return (sum(s[a].nbytes for s in self.shards for a in GATHERED if a in s)
+                + 4 * len(self))  # the packed moves-left targets, float32
 
     def in_memory(self) -> "PositionSet":
         """The same samples, by the same indices, as one shard in memory (``packed.py``);
@@ -104,6 +112,7 @@ class PositionSet:
         legal = np.zeros((b, POLICY_SIZE), dtype=bool)
         target = np.zeros((b, POLICY_SIZE), dtype=np.float32) if with_target else None
         best = np.empty(b, np.int64) if self.has_teacher else None
+        moves_left = np.empty(b, np.float32)
         which = np.searchsorted(self.starts, idx, side="right") - 1
         for s in np.unique(which):
             rows = np.nonzero(which == s)[0]
@@ -127,9 +136,12 @@ class PositionSet:
             move[rows] = sh["move"][local] if "move" in sh else dense[rows].argmax(1)
             if best is not None:
                 best[rows] = sh["teacher_best"][local]
+            # a packed shard holds the targets of its samples (packed.py) as a row array
+            moves_left[rows] = (sh["moves_left"][local] if "moves_left" in sh
+                                else plies_left(sh, local))
         if target is not None:  # rows sum to exactly 1 (float16 legacy weights included)
             target /= target.sum(1, keepdims=True)
-        return Batch(tokens, move, wdl, kind, legal, target, best=best)
+        return Batch(tokens, move, wdl, kind, legal, target, best=best, moves_left=moves_left)
 
 
 def for_network(batches: Iterator[Batch], threat_inputs: bool) -> Iterator[Batch]:

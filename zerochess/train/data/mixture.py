@@ -207,7 +207,7 @@ def concat_batches(parts: list[Batch]) -> Batch:
         arrays = [getattr(p, name) for p in parts]
         return None if any(a is None for a in arrays) else np.concatenate(arrays)
     return Batch(cat("tokens"), cat("move"), cat("wdl"), cat("kind"), cat("legal"),
-                 cat("target"), best=cat("best"))
+                 cat("target"), best=cat("best"), moves_left=cat("moves_left"))
 
 
 class MixedSet:

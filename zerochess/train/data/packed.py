@@ -7,6 +7,10 @@ reads, the CSR groups re-based onto one offsets array), so a batch is one pass, 
 samples keep their indices: ``packed.gather(idx)`` equals ``unpacked.gather(idx)``, which is
 what keeps a run's batches, and its exact resume, independent of the choice (tested).
 
+The moves-left targets (``moves_left.py``) need each sample's game, ply, game arrays and
+teacher score; packing computes them once, shard by shard, into one row array
+``moves_left`` that ``gather`` reads instead, so a packed set does not hold the rest.
+
 Sets larger than memory stay memory-mapped (``fits_in_memory`` decides for the trainer).
 """
 
@@ -17,6 +21,7 @@ import os
 import numpy as np
 
 from zerochess.train.data.format import Shard
+from zerochess.train.data.moves_left import plies_left
 
 #: The per-sample arrays ``gather`` reads, and the CSR groups (offsets, then row arrays).
 ROWS = ("tokens", "wdl", "kind", "move", "teacher_best")
@@ -75,6 +80,8 @@ def pack_shards(shards: list[Shard], skip: int = 0) -> Shard:
                 rows[r].append(np.asarray(s[r][off[f]:off[-1]]))
         arrays[off_name] = np.concatenate(offsets)
         arrays.update({r: np.concatenate(v) for r, v in rows.items()})
+    arrays["moves_left"] = np.concatenate(
+        [plies_left(s, np.arange(f, len(s))) for s, f in zip(shards, firsts)])
     n = len(arrays["tokens"])
     played = any(s.source.get("policy") == "played-move" for s in shards)
     header = {"samples": n, "games": 0, "split": shards[0].split,

@@ -5,7 +5,9 @@ taken over the legal moves (the same legal-only masking as phase 1, since the se
 asks for priors over legal moves), plus the WDL cross-entropy of the value head against
 the game result (phase 1's value loss, not the seed's MSE on a scalar: the network's value
 head is WDL), plus phase 1's illegal-move penalty so the network keeps the rules it learnt
-(by default the seed's 0.1 x mass; SelfPlayConfig.illegal_penalty says why).
+(by default the seed's 0.1 x mass; SelfPlayConfig.illegal_penalty says why). A network
+with a moves-left head also learns the plies left of the games that ended by a rule
+(``zerochess.train.data.moves_left``; weight 1, the supervised default).
 
 The learner trains its own weights continuously (AlphaGo Zero): the actors play the best
 network, which the learner's checkpoints replace only by winning the gating match.
@@ -49,7 +51,9 @@ BETAS = (0.9, 0.999)
 
 
 def selfplay_loss(policy_logits: torch.Tensor, wdl_logits: torch.Tensor, target: torch.Tensor,
-                  wdl: torch.Tensor, legal: torch.Tensor, w: LossWeights
+                  wdl: torch.Tensor, legal: torch.Tensor, w: LossWeights,
+                  moves_left: torch.Tensor | None = None,
+                  moves_left_target: torch.Tensor | None = None
                   ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """Total loss and its parts (detached) for one batch.
 
@@ -57,8 +61,11 @@ def selfplay_loss(policy_logits: torch.Tensor, wdl_logits: torch.Tensor, target:
     legal moves), wdl (B, 3) result distribution or (B,) class 0/1/2, legal (B, P) bool: the
     supervised loss with the visits as policy target, plus ``policy_kl``, the policy loss
     minus the targets' entropy: 0 when the network's priors equal the visit distribution.
+    With a moves-left head, its plies (B,) and the games' plies left (B,; -1: none) add
+    the moves-left loss (``phase1_loss``).
     """
-    total, parts = phase1_loss(policy_logits, wdl_logits, None, wdl, legal, w, target)
+    total, parts = phase1_loss(policy_logits, wdl_logits, None, wdl, legal, w, target,
+                               moves_left, moves_left_target)
     entropy = -(target * torch.log(target.clamp_min(1e-12))).sum(-1).mean()
     parts["policy_kl"] = (parts["policy_loss"] - entropy).detach()
     return total, parts
@@ -131,8 +138,11 @@ class Learner:
             for g in self.opt.param_groups:
                 g["lr"] = lr
             with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=amp):
-                policy, value = self.model(tokens)
-            loss, parts = selfplay_loss(policy, value, target, wdl, legal, self.weights)
+                policy, value, plies = self.model.forward_all(tokens)
+            plies_target = (torch.from_numpy(batch.moves_left).to(self.device)
+                            if plies is not None else None)  # games ended by a rule only
+            loss, parts = selfplay_loss(policy, value, target, wdl, legal, self.weights,
+                                        plies, plies_target)
             self.opt.zero_grad(set_to_none=True)
             loss.backward()
             grad = float(torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.grad_clip))

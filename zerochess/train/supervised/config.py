@@ -38,6 +38,11 @@ class SuperviseConfig(ConfigFile):
     (off) or the `init_from` checkpoint's setting. True with `init_from` adds the threat
     embedding, at zero, to a checkpoint without it: training starts from its exact function.
     Batches then carry version-2 tokens, computed from the shards' version-1 ones."""
+    moves_left: bool | None = None
+    """A moves-left head (NetworkConfig.moves_left: the plies the game has left, for the
+    search's preference of the faster win); None keeps the preset's (off) or the
+    `init_from` checkpoint's setting. True with `init_from` adds the head to a checkpoint
+    without it: the policy and value stay exactly the checkpoint's, the head learns."""
     n_layers: int | None = None
     """Encoder layers; None keeps the preset's or the `init_from` checkpoint's. More than
     the checkpoint has appends layers that start as the identity (transformer.deepen), so
@@ -70,6 +75,10 @@ class SuperviseConfig(ConfigFile):
     """Weight of the legal-masked policy cross-entropy."""
     value_weight: float = 1.0
     """Weight of the WDL cross-entropy; raise it if value-head gradients are 10x smaller (§1.4.5)."""
+    moves_left_weight: float = 1.0
+    """Weight of the moves-left loss (Huber on plies / 20, over the samples whose game
+    length or mate distance is known: zerochess.train.data.moves_left); only networks with
+    the head (`moves_left`) have it."""
     illegal_weight: float = 1.0
     """Weight of the illegal-move penalty (seed: 0.1 with the "mass" form)."""
     illegal_penalty: str = "log"
@@ -86,8 +95,8 @@ class SuperviseConfig(ConfigFile):
     for the shipped networks, as the `WeightsFile` option names them), with a fresh optimizer
     and schedule (nanoGPT's ``init_from``), to fine-tune a finished run on new settings. The
     checkpoint's architecture replaces `preset` and `policy_head`; `dropout` and `reach_mask`
-    (neither has parameters) still apply; `attention_bias`, `value_squares`, `threat_inputs`
-    and `n_layers` grow it, each starting from the checkpoint's exact function
+    (neither has parameters) still apply; `attention_bias`, `value_squares`, `threat_inputs`,
+    `moves_left` and `n_layers` grow it, each starting from the checkpoint's exact function
     (docs/training.md)."""
     data: str | list[str] | None = None
     """The data set(s): a directory, or a list of specs ``DIR`` or ``DIR:WEIGHT`` (relative
@@ -139,6 +148,8 @@ class SuperviseConfig(ConfigFile):
         for name in ("steps", "minutes", "n_layers"):
             if getattr(self, name) is not None and getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
+        if self.moves_left_weight < 0:
+            raise ValueError(f"moves_left_weight must be 0 or positive, got {self.moves_left_weight}")
         if self.value_squares is not None and self.value_squares < 0:
             raise ValueError(f"value_squares must be 0 or positive, got {self.value_squares}")
         self.check_choice("illegal_penalty", ("mass", "log"))

@@ -122,6 +122,18 @@ def check_policy_distribution(data_dir, *sets: PositionSet) -> None:
                          "or later)")
 
 
+def loss_weights(cfg: SuperviseConfig) -> LossWeights:
+    return LossWeights(cfg.policy_weight, cfg.value_weight, cfg.illegal_weight,
+                       cfg.illegal_penalty, cfg.moves_left_weight)
+
+
+def moves_left_tensor(b: Batch, model: PolicyValueModel, device) -> torch.Tensor | None:
+    """The batch's moves-left targets on ``device`` when ``model`` has the head, else None."""
+    if not model.config.moves_left or b.moves_left is None:
+        return None
+    return torch.from_numpy(b.moves_left).to(device, non_blocking=True)
+
+
 class Trainer:
     """One phase-1 run in ``run_dir``; ``run()`` trains until the budget or stop step."""
 
@@ -168,8 +180,7 @@ class Trainer:
                              f"training samples in {', '.join(str(s.spec.path) for s in self.sets)}")
         if n > 1:
             self.train_set.check_batch_size(cfg.batch_size)
-        self.weights = LossWeights(cfg.policy_weight, cfg.value_weight, cfg.illegal_weight,
-                                   cfg.illegal_penalty)
+        self.weights = loss_weights(cfg)
         torch.manual_seed(cfg.seed)
         self.model = initial_model(cfg).to(self.device)
         self.net_cfg = self.model.config
@@ -279,7 +290,9 @@ class Trainer:
         # data sets are compared by contents, _check_data)
         keep = {"stop_after_steps", "device", "threads", "prefetch", "in_memory", "data"}
         diff = self.cfg.changed_fields(s["config"], keep, legacy={"policy_target": "played",
-                                                                  "snapshot": False})
+                                                                  "snapshot": False,
+                                                                  "moves_left": None,
+                                                                  "moves_left_weight": 1.0})
         if diff:
             raise ResumeError(f"{path}: config differs from the saved run in {diff}")
         return s
@@ -322,8 +335,9 @@ class Trainer:
                 torch.from_numpy(b.kind).to(d, non_blocking=True), target)
 
     def _forward(self, tokens):
+        """(policy, value, plies left or None): one trunk pass for every head it has."""
         with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.amp):
-            return self.model(tokens)
+            return self.model.forward_all(tokens)
 
     def train_step(self, b: Batch, with_norms: bool) -> dict[str, float]:
         out = self._learn(b, with_norms)
@@ -335,8 +349,9 @@ class Trainer:
         caller's)."""
         tokens, move, wdl, legal, _, target = self._to_device(b)
         self.model.train()
-        policy, value = self._forward(tokens)
-        loss, parts = phase1_loss(policy, value, move, wdl, legal, self.weights, target)
+        policy, value, moves_left = self._forward(tokens)
+        loss, parts = phase1_loss(policy, value, move, wdl, legal, self.weights, target,
+                                  moves_left, moves_left_tensor(b, self.model, self.device))
         self.opt.zero_grad(set_to_none=True)
         loss.backward()
         out = {"loss": float(loss.detach()), **{k: float(v) for k, v in parts.items()}}
@@ -442,9 +457,9 @@ def set_metrics(model: torch.nn.Module, val_set: PositionSet, cfg: SuperviseConf
                 device: torch.device, amp: bool = False) -> dict[str, float]:
     """The §1.5.3 metrics of ``model`` (in eval mode) on the first ``cfg.val_max_samples``
     of ``val_set`` (loss under cfg's weights and policy target), on teacher-labelled data
-    the agreement with the teacher (``teacher_metrics``)."""
-    weights = LossWeights(cfg.policy_weight, cfg.value_weight, cfg.illegal_weight,
-                          cfg.illegal_penalty)
+    the agreement with the teacher (``teacher_metrics``), with a moves-left head its loss
+    and mean absolute error in plies (``moves_left_loss``, ``moves_left_mae``)."""
+    weights = loss_weights(cfg)
     sampler = cfg.policy_target == "sampler"
     sums, teacher = MetricSums(weights), TeacherSums()
     n = min(len(val_set), cfg.val_max_samples)
@@ -454,8 +469,8 @@ def set_metrics(model: torch.nn.Module, val_set: PositionSet, cfg: SuperviseConf
         t = [None if a is None else torch.from_numpy(a).to(device)
              for a in (tokens, b.move, b.wdl, b.legal, b.kind, b.target, b.best)]
         with torch.autocast(device.type, dtype=torch.bfloat16, enabled=amp):
-            policy, value = model(t[0])
-        sums.update(policy, value, *t[1:6])
+            policy, value, moves_left = model.forward_all(t[0])
+        sums.update(policy, value, *t[1:6], moves_left, moves_left_tensor(b, model, device))
         if b.best is not None:
             teacher.update(policy, value, t[3], t[2], t[6])
     return {**sums.result(), **teacher.result()}

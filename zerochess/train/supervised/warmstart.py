@@ -8,6 +8,8 @@ function-preserving growth, ``zerochess.engine.models.transformer.grow`` and ``d
 * ``attention_bias`` True: learnt square-to-square attention biases, at zero;
 * ``value_squares`` K: the value head's spatial path, its last map at zero;
 * ``threat_inputs`` True: the threat embedding of the squares' attack flags, at zero;
+* ``moves_left`` True: the moves-left head, which reads the trunk and feeds nothing back
+  (policy and value unchanged whatever its initial weights);
 * ``n_layers`` N: encoder layers appended up to N, their output projections at zero.
 
 That is how r4 grew from r3 (docs/teacher.md). Options that would remove parameters
@@ -47,7 +49,7 @@ def network_config(cfg: SuperviseConfig) -> NetworkConfig:
     """The architecture of a run from scratch: the preset, with the config's overrides."""
     return NetworkConfig.preset(cfg.preset, **_overrides(
         cfg, ("policy_head", "dropout", "reach_mask", "attention_bias", "value_squares",
-              "threat_inputs", "n_layers")))
+              "threat_inputs", "moves_left", "n_layers")))
 
 
 def grown(model: PolicyValueModel, cfg: SuperviseConfig, source: str) -> PolicyValueModel:
@@ -71,6 +73,11 @@ def grown(model: PolicyValueModel, cfg: SuperviseConfig, source: str) -> PolicyV
             raise ValueError(f"{source} reads threat inputs; threat_inputs false would drop "
                              "its threat embedding (leave it unset)")
         changes["threat_inputs"] = True
+    if cfg.moves_left is not None and cfg.moves_left != net.moves_left:
+        if not cfg.moves_left:
+            raise ValueError(f"{source} has a moves-left head; moves_left false would drop "
+                             "it (leave it unset)")
+        changes["moves_left"] = True
     if cfg.n_layers is not None and cfg.n_layers != net.n_layers:
         if cfg.n_layers < net.n_layers:
             raise ValueError(f"{source} has {net.n_layers} layers; n_layers {cfg.n_layers} "
