@@ -309,7 +309,7 @@ cdef int _expand(TreeData* t, BatchData* b, int32_t idx, Position* pos, int32_t 
         e[i].child = -1
     _find_immediate_results(t, idx, pos)
     n = &t.nodes[idx]                                 # the nodes may have moved
-    wide = t.known_endgames and is_known_win(&t.root_pos)
+    wide = t.known_win_root
     known = t.known_endgames and known_win_value(pos, wide, &known_v)
     if known and wide:          # the whole tree is a known win: no network, many more nodes
         for i in range(n_moves):
@@ -391,10 +391,11 @@ cdef int _simulate(TreeData* t, BatchData* b) noexcept nogil:
 cdef void _gather(TreeData* t, BatchData* b, int32_t max_leaves) noexcept nogil:
     cdef int32_t got = 0, collisions = 0
     cdef int r
-    # The moves-left utility needs plies left from the evaluator; below a known-win root
-    # the network is not asked and known_endgames.pxd steers the search instead.
-    t.ml_on = (t.ml_seen and t.ml_max_effect > 0.0
-               and not (t.known_endgames and is_known_win(&t.root_pos)))
+    # Whether the root is a known win, once per gather: _expand widens the known values
+    # below it, and the moves-left utility is off there (the network is not asked and
+    # known_endgames.pxd steers the search instead; it needs plies left from the evaluator).
+    t.known_win_root = t.known_endgames and is_known_win(&t.root_pos)
+    t.ml_on = t.ml_seen and t.ml_max_effect > 0.0 and not t.known_win_root
     while got < max_leaves and collisions < t.max_collisions and not t.full:
         if t.playouts + t.nodes[0].in_flight >= t.target or t.nodes[0].state == PENDING:
             break

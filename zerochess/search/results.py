@@ -185,6 +185,11 @@ class SearchLimits:
     """UCI ``go searchmoves``: search only these root moves (UCI strings); empty = all."""
 
 
+def _known_win_root(tree) -> bool:
+    """The root is a known win the search values by known_endgames.pxd (as ``_gather`` does)."""
+    return tree.params.known_endgames and known_win(tree.root_board) is not None
+
+
 def _line(tree, edges, i: int, known_win_root: bool) -> PVLine:
     visits = int(edges["visits"][i])
     proven = int(edges["proven"][i])
@@ -208,11 +213,15 @@ def _cached_value(tt, board) -> Optional[float]:
     return float(wdl[2] - wdl[0])
 
 
-def root_move_stats(tree, tt, edges=None) -> tuple[list[MoveStats], Optional[NodeStats]]:
+def root_move_stats(tree, tt, edges=None, known_win_root=None
+                    ) -> tuple[list[MoveStats], Optional[NodeStats]]:
     """Every root move's statistics and the root's, as the next selection at the root sees
     them (search paused): c(N) and the FPU as in ``mcts._select``, with no simulation in
-    flight, where the sum of the moves' visits is the root's visits minus its own first."""
+    flight, where the sum of the moves' visits is the root's visits minus its own first.
+    ``edges`` and ``known_win_root`` (``_known_win_root``): the caller's, when it has them."""
     edges = tree.root_edges() if edges is None else edges
+    if known_win_root is None:
+        known_win_root = _known_win_root(tree)
     n_moves = len(edges["moves"])
     if n_moves == 0:
         return [], None
@@ -227,7 +236,7 @@ def root_move_stats(tree, tt, edges=None) -> tuple[list[MoveStats], Optional[Nod
     root_m = tree.root_moves_left()      # None without a moves-left head
     use_m = (root_m is not None and params.moves_left_max_effect > 0
              and abs(parent_q) > params.moves_left_threshold
-             and not (params.known_endgames and known_win(board) is not None))
+             and not known_win_root)
     moves = []
     for i, move in enumerate(edges["moves"]):
         n, proven = int(visits[i]), int(edges["proven"][i])
@@ -254,9 +263,9 @@ def build_info(tree, tt, elapsed: float, multipv: int = 1) -> SearchInfo:
     """A SearchInfo from a tree's current state (called with the search paused)."""
     stats = tree.stats()
     edges = tree.root_edges()
-    known_win_root = tree.params.known_endgames and known_win(tree.root_board) is not None
+    known_win_root = _known_win_root(tree)
     lines = [_line(tree, edges, i, known_win_root) for i in tree.ranked_root_edges(multipv)]
-    moves, root = root_move_stats(tree, tt, edges)
+    moves, root = root_move_stats(tree, tt, edges, known_win_root)
     return SearchInfo(nodes=stats["playouts"], nn_evals=stats["nn_evals"],
                       cache_hits=stats["cache_hits"],
                       hashfull=tt.hashfull() if tt is not None else 0,

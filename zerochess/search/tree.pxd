@@ -68,6 +68,7 @@ ctypedef struct TreeData:
     int32_t minibatch
     int32_t max_collisions
     bint known_endgames    # value known wins against a bare king by known_endgames.pxd
+    bint known_win_root    # known_endgames and the root is such a win (set per gather)
     double ml_max_effect   # moves-left utility (SearchParams.moves_left_*); 0: off
     double ml_threshold
     double ml_slope
