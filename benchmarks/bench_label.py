@@ -1,12 +1,14 @@
 """Labelling throughput: positions per second per core, and the share of wall time spent
-outside the teacher's own search (target < 10%), for `zerochess train label`.
+outside the teacher's search (target < 10%), for `zerochess train label`.
 
     python benchmarks/bench_label.py [--depth 7] [--multipv 4] [--games 6] [--repeats 3]
 
 Each repeat labels the same teacher games (one worker, one teacher thread) into a fresh
-directory. The teacher's own search time is what it reports (``info ... time``), so the
-outside share is 1 - teacher time / wall time; it also covers the pipe round trip and
-python-chess: the baseline, measured in the same run, is the teacher's own search time.
+directory. The teacher's search time is the wait from ``go`` sent to ``bestmove`` read, on
+our clock (not the engine's ``info ... time``: Stockfish reports whole milliseconds plus one,
+more than the whole search at depth 4), so the outside share, 1 - teacher time / wall time,
+is the labeller's own work: python-chess, the native board, the records, the shards. The
+baseline, measured in the same run, is that wait.
 Medians over the repeats.
 """
 

@@ -6,10 +6,12 @@ It answers ``go`` with one ``info ... multipv k score cp S pv MOVE`` line per re
 (the first legal moves in sorted UCI order, scores falling by 30 cp) and ``bestmove``; but
 every EVERY-th ``go`` of the process it fails by MODE: ``crash`` exits, ``hang`` never
 answers, ``garbage`` answers with a move that is not legal. A restarted process counts
-from zero again, so a retry of the same position succeeds.
+from zero again, so a retry of the same position succeeds. ``slow`` never fails: it takes
+EVERY milliseconds over each ``go`` and still reports ``time 1``.
 """
 
 import sys
+import time
 
 from broken_engine import apply_position  # this directory is on sys.path when run as a script
 
@@ -34,7 +36,9 @@ for line in sys.stdin:
         board = apply_position(words)
     elif words[0] == "go":
         goes += 1
-        if goes % every == 0:
+        if mode == "slow":
+            time.sleep(every / 1000)
+        elif goes % every == 0:
             if mode == "crash":
                 sys.exit(3)
             if mode == "hang":

@@ -61,6 +61,10 @@ def test_tiny_labelling_run_writes_a_complete_data_set(tmp_path):
         assert all((g % 2 == 1) == (sh.split == "val") for g in games)  # split by game
     keys = np.concatenate([np.asarray(sh["key"]) for sh in shards])
     assert len(keys) == len(np.unique(keys))  # deduplicated by Zobrist key
+    # the teacher's time is timed on our clock, so it is a part of the wall time: Stockfish's
+    # own "info ... time" (milliseconds plus one) summed to more than the wall at low depth
+    timing = meta["timing"]
+    assert 0 < timing["outside_teacher_share"] < 1
 
 
 @needs_stockfish
@@ -101,6 +105,23 @@ def test_a_failing_teacher_is_restarted_and_nothing_is_lost(tmp_path, mode):
     assert meta["timing"]["positions_skipped"] == 0  # each retry on a fresh process succeeded
     total = meta["samples"]["train"] + meta["samples"]["val"]
     assert total + meta["dedup"]["duplicates_dropped"] == 16  # 2 games x 8 plies, all labelled
+
+
+def test_the_teachers_time_is_the_wait_for_its_answer_not_what_it_reports():
+    """The labeller's outside share needs the teacher's real time: engines report their own
+    (Stockfish: whole milliseconds plus one), which at depth 4 is more than the whole search.
+    This teacher takes 80 ms and reports 1 ms."""
+    from zerochess.train.data.teacher import Teacher
+    teacher = Teacher(TeacherConfig(command=[sys.executable, str(HERE / "flaky_teacher.py"),
+                                             "slow", "80"], depth=1, multipv=2))
+    try:
+        t0 = time.perf_counter()
+        lines = teacher.analyse(chess.Board())
+        wall = time.perf_counter() - t0
+    finally:
+        teacher.close()
+    assert len(lines) == 2 and lines[0].seconds == lines[1].seconds
+    assert 0.08 <= lines[0].seconds <= wall
 
 
 def test_a_teacher_that_cannot_start_is_a_clear_error(tmp_path):

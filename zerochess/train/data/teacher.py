@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import math
 import shutil
+import time
 from dataclasses import asdict, dataclass, field
 
 import chess
@@ -76,7 +77,8 @@ class Line:
     move: chess.Move
     cp: int                          # centipawns; a mate in n is +-(MATE_CP - n)
     wdl: tuple[float, float, float] | None  # (loss, draw, win) from the engine, if reported
-    seconds: float                   # the teacher's own search time for the position
+    seconds: float                   # the teacher's search time for the position: from
+    # ``go`` sent to ``bestmove`` read, by our clock (``_LabelCommand``)
 
 
 class TeacherFailure(RuntimeError):
@@ -151,10 +153,10 @@ class Teacher:
             setup.append(f"setoption name MultiPV value {want}")
             self._multipv = want
         coro = proto.communicate(lambda engine: _LabelCommand(engine, [*setup, command, go]))
-        raw = self.loop.run_until_complete(asyncio.wait_for(coro, self.cfg.timeout))
+        raw, seconds = self.loop.run_until_complete(asyncio.wait_for(coro, self.cfg.timeout))
         lines = []
         for k in sorted(raw):
-            line = _parse_line(raw[k], board)
+            line = _parse_line(raw[k], board, seconds)
             if line is not None:
                 if any(ln.move == line.move for ln in lines):
                     raise ValueError(f"garbage from the teacher: {line.move} twice")
@@ -218,16 +220,24 @@ class _LabelCommand(chess.engine.BaseCommand):
     """One analysis through python-chess's command API, keeping each multipv index's last
     ``info`` line as text and parsing only those at ``bestmove``. python-chess's own
     ``analyse`` parses every intermediate line with its whole PV (28 lines a position at
-    depth 7, multipv 4): that parsing, not the teacher, was most of the labelling time."""
+    depth 7, multipv 4): that parsing, not the teacher, was most of the labelling time.
+
+    The result is (lines, seconds from ``go`` sent to ``bestmove`` read). That wait is the
+    teacher's time as the labeller sees it, timed here because the engine's own ``info ...
+    time`` cannot serve: Stockfish reports whole milliseconds plus one (``Time.elapsed() +
+    1``), about twice the real search at depth 4, where a position takes about a millisecond."""
 
     def __init__(self, engine, commands: list[str]) -> None:
         super().__init__(engine)
         self.commands = commands
         self.lines: dict[int, str] = {}
+        self.sent = 0.0
 
     def start(self) -> None:
-        for c in self.commands:
+        for c in self.commands[:-1]:
             self._engine.send_line(c)
+        self.sent = time.perf_counter()
+        self._engine.send_line(self.commands[-1])
 
     def line_received(self, line: str) -> None:
         if line.startswith("info ") and " pv " in line and " score " in line \
@@ -237,7 +247,7 @@ class _LabelCommand(chess.engine.BaseCommand):
             self.lines[k] = line
         elif line.startswith("bestmove"):
             if not self.result.done():
-                self.result.set_result(self.lines)
+                self.result.set_result((self.lines, time.perf_counter() - self.sent))
             self.set_finished()
 
     def cancel(self) -> None:
@@ -247,7 +257,7 @@ class _LabelCommand(chess.engine.BaseCommand):
         self._handle_exception(exc)
 
 
-def _parse_line(text: str, board: chess.Board) -> Line | None:
+def _parse_line(text: str, board: chess.Board, seconds: float) -> Line | None:
     """A Line from one ``info`` line; ValueError for garbage (an illegal first move)."""
     t = text.split()
     try:
@@ -270,5 +280,4 @@ def _parse_line(text: str, board: chess.Board) -> Line | None:
         total = w + d + lo
         if total > 0:
             wdl = (lo / total, d / total, w / total)
-    seconds = int(t[t.index("time") + 1]) / 1000 if "time" in t else 0.0
     return Line(move, int(max(-MATE_CP, min(MATE_CP, cp))), wdl, seconds)
