@@ -1,0 +1,89 @@
+"""The labelled data set does not depend on how the teacher is driven.
+
+Small fixed runs must write the shards recorded here, byte for byte: the digests were made by
+the asyncio driver (python-chess's command API, commit 97206bf) before the pipe driver
+replaced it. Stockfish at a fixed depth or node count, on one thread, after ``ucinewgame``
+per game, is deterministic, so the digests are exact; they hold for Debian's Stockfish 15.1
+(another build searches differently), and the tests skip for any other teacher.
+
+The three runs cover a teacher's games from a book with random moves and every move
+temperature (``games``), a PGN with castling, en passant, a promotion and checks (``pgn``), and
+the restart path with the real engine (``nodes``): stopped by a node count in the middle of an
+iteration, Stockfish 15.1 sometimes names one move in two multipv lines, which the labeller
+takes for garbage, restarting the teacher and retrying, and skipping the position when the
+retry repeats it.
+"""
+
+import hashlib
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from zerochess.train.data.label import LabelConfig, label
+from zerochess.train.data.teacher import TeacherConfig
+
+ROOT = Path(__file__).resolve().parent.parent
+STOCKFISH = shutil.which("stockfish") or shutil.which("/usr/games/stockfish")
+PGN = """[Event "a"]
+
+1. e4 d5 2. exd5 Qxd5 3. Nc3 Qa5 4. d4 c6 5. Nf3 Bf5 6. Bc4 e6 7. O-O Nf6 8. d5 e5 9. dxc6 e4
+10. cxb7 exf3 11. bxa8=Q fxg2 12. Kxg2 *
+
+[Event "b"]
+
+1. e4 a6 2. e5 d5 3. exd6 exd6 4. Qe2+ Be7 5. Qxe7+ Nxe7 *
+"""
+
+#: run -> (digest of every array's sha256, teacher failures, positions skipped)
+GOLDEN = {
+    "games": ("38479c6b4b51eb2087fee146bf735dd3a801036accb678143fccabc59deefe23", 0, 0),
+    "pgn": ("fd5a91b40eeccfc2b13e5277bebff409782bdb73920fbf2b96cee213bf47d167", 0, 0),
+    "nodes": ("760386f2e8d4b6e13b7cc612685b307126a92ca621ea507324d1c351381a2f21", 11, 4),
+}
+
+
+def _is_stockfish_15_1() -> bool:
+    if STOCKFISH is None:
+        return False
+    out = subprocess.run([STOCKFISH], input="uci\nquit\n", capture_output=True, text=True,
+                         timeout=30).stdout
+    return "id name Stockfish 15.1" in out
+
+
+needs_stockfish_15_1 = pytest.mark.skipif(not _is_stockfish_15_1(),
+                                          reason="the digests are Debian's Stockfish 15.1's")
+
+
+def run_config(name: str, tmp: Path) -> LabelConfig:
+    book = str(ROOT / "books" / "noob_2moves.epd")
+    if name == "games":
+        return LabelConfig(teacher=TeacherConfig(command=[STOCKFISH], depth=4, multipv=4),
+                           games=6, games_per_chunk=3, max_plies=80, val_every=3, seed=12,
+                           explore=0.3, openings=book)
+    if name == "pgn":
+        (tmp / "g.pgn").write_text(PGN)
+        return LabelConfig(teacher=TeacherConfig(command=[STOCKFISH], depth=4, multipv=4),
+                           source=str(tmp / "g.pgn"), games_per_chunk=1, val_every=2, seed=3)
+    return LabelConfig(teacher=TeacherConfig(command=[STOCKFISH], depth=None, nodes=3000,
+                                             multipv=3),
+                       games=4, games_per_chunk=2, seed=2, max_plies=80, openings=book)
+
+
+def digest(out: Path, meta: dict) -> str:
+    sums = {n: {a: v["sha256"] for a, v in
+                json.loads((out / n / "shard.json").read_text())["arrays"].items()}
+            for n in sorted(meta["shards"])}
+    return hashlib.sha256(json.dumps(sums, sort_keys=True).encode()).hexdigest()
+
+
+@needs_stockfish_15_1
+@pytest.mark.parametrize("name", sorted(GOLDEN))
+def test_small_runs_write_the_shards_the_asyncio_driver_wrote(tmp_path, name):
+    meta = label(run_config(name, tmp_path), tmp_path / "d")
+    want, failures, skipped = GOLDEN[name]
+    assert (meta["timing"]["teacher_failures"], meta["timing"]["positions_skipped"]) \
+        == (failures, skipped)
+    assert digest(tmp_path / "d", meta) == want
