@@ -87,3 +87,57 @@ def test_small_runs_write_the_shards_the_asyncio_driver_wrote(tmp_path, name):
     assert (meta["timing"]["teacher_failures"], meta["timing"]["positions_skipped"]) \
         == (failures, skipped)
     assert digest(tmp_path / "d", meta) == want
+
+
+def test_the_position_text_kept_move_by_move_is_the_one_python_chess_builds():
+    """The labeller keeps the teacher's ``position`` command on its native board; it must be
+    the text ``position_command`` builds by popping a python-chess board back to the last
+    capture or pawn move (what the teacher sees decides its repetition draws). Random games
+    from book openings: castling rights lost and kept, en passant squares shown only when the
+    capture is legal, promotions, and long quiet stretches."""
+    import chess
+    import numpy as np
+
+    from zerochess.engine.board import Board
+    from zerochess.train.data.label import PositionText, read_positions_file
+    from zerochess.train.data.teacher import position_command
+
+    book = read_positions_file(str(ROOT / "books" / "noob_2moves.epd"))
+    rng = np.random.default_rng(5)
+    checked = 0
+    for game in range(40):
+        board = chess.Board(book[int(rng.integers(len(book)))][0])
+        for _ in range(int(rng.integers(4))):
+            board.push(list(board.legal_moves)[0])
+        nb = Board(board.root().fen())
+        for m in board.move_stack:
+            nb.push_uci(m.uci())
+        text = PositionText(position_command(board))
+        for _ in range(150):
+            assert text.text() == position_command(board)
+            checked += 1
+            legal = list(board.legal_moves)
+            if not legal:
+                break
+            move = legal[int(rng.integers(len(legal)))]
+            board.push(move)
+            nb.push_uci(move.uci())
+            text.push(nb, move.uci())
+    assert checked > 3000
+
+
+def test_the_move_draw_is_numpys_choice():
+    """``_draw`` replaces ``rng.choice(n, p=p)``: the same index, and the stream left in the
+    same state, for any weights."""
+    import numpy as np
+
+    from zerochess.train.data.label import _draw
+
+    src = np.random.default_rng(0)
+    for trial in range(3000):
+        n = int(src.integers(1, 12))
+        w = np.exp(src.normal(size=n) * 3)
+        p = w / w.sum()
+        a, b = np.random.default_rng([trial, 1]), np.random.default_rng([trial, 1])
+        assert int(a.choice(n, p=p)) == _draw(b, p)
+        assert a.random() == b.random()

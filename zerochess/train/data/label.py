@@ -52,7 +52,7 @@ from zerochess.train.data.dataset import (finish_dataset, open_dataset, shard_en
                                           write_metadata)
 from zerochess.train.data.format import load_shard, write_shard
 from zerochess.train.data.teacher import (Teacher, TeacherConfig, TeacherFailure, line_wdl,
-                                          policy_target)
+                                          policy_target, position_command)
 
 
 @dataclass
@@ -126,31 +126,37 @@ def _game_count(cfg: LabelConfig, positions: list | None) -> int:
 # -- one chunk ---------------------------------------------------------------------------
 
 class _Recorder:
-    """Rows of one split of a chunk, turned into format arrays at the end."""
+    """Rows of one split of a chunk, turned into format arrays at the end. The CSR groups
+    grow as flat lists (one extend per position, no array per row)."""
 
     def __init__(self) -> None:
         self.rows: dict[str, list] = {k: [] for k in
                                       ("tokens", "wdl", "game", "ply", "move", "teacher_cp",
                                        "teacher_best", "key", "outcome_sign")}
-        self.pol_idx: list[np.ndarray] = []
-        self.pol_w: list[np.ndarray] = []
+        self.pol_idx: list[int] = []
+        self.pol_w: list[float] = []
+        self.pol_len: list[int] = []
         self.legal: list[np.ndarray] = []
         self.games: list[tuple[int, int, int, int]] = []
 
-    def add(self, nb: Board, game: int, ply: int, lines, temperature: float, move_played: str) -> None:
+    def add(self, nb: Board, game: int, ply: int, lines, temperature: float, move: int,
+            legal: np.ndarray) -> None:
+        """One position: ``lines`` keyed by policy index (``_native_check``), ``move`` the
+        played move's index, ``legal`` every legal move's (``legal_move_indices``)."""
         r = self.rows
         r["tokens"].append(encode_board(nb))
         r["wdl"].append(line_wdl(lines[0], ply))
         r["game"].append(game)
         r["ply"].append(ply)
-        r["move"].append(move_to_index(nb, move_played))
+        r["move"].append(move)
         r["teacher_cp"].append(lines[0].cp)
-        r["teacher_best"].append(move_to_index(nb, lines[0].move.uci()))
+        r["teacher_best"].append(lines[0].key)
         r["key"].append(nb.zobrist())
         r["outcome_sign"].append(1 if nb.turn else -1)  # White to move: +1
-        self.pol_idx.append(np.array([move_to_index(nb, ln.move.uci()) for ln in lines], np.int16))
-        self.pol_w.append(np.array(policy_target(lines, temperature), np.float32))
-        self.legal.append(legal_move_indices(nb).astype(np.int16))
+        self.pol_idx.extend([ln.key for ln in lines])
+        self.pol_w.extend(policy_target(lines, temperature))
+        self.pol_len.append(len(lines))
+        self.legal.append(legal)
 
     def end_game(self, game: int, plies: int, white_result: int, end: int) -> None:
         self.games.append((game, plies, white_result, end))
@@ -161,13 +167,9 @@ class _Recorder:
         results = {g: res for g, _, res, _ in self.games}
         outcome = [results[g] * s for g, s in zip(r["game"], r["outcome_sign"])]
 
-        def csr(parts):
-            lens = np.array([len(p) for p in parts], np.int64)
-            return (np.concatenate([[0], np.cumsum(lens)]).astype(np.int64),
-                    np.concatenate(parts) if parts else np.empty(0))
+        def offsets(lens):
+            return np.concatenate([[0], np.cumsum(np.array(lens, np.int64))]).astype(np.int64)
 
-        pol_off, pol_idx = csr(self.pol_idx)
-        leg_off, leg_idx = csr(self.legal)
         g = self.games
         return {
             "tokens": np.array(r["tokens"], np.uint8).reshape(n, SEQ_LEN),
@@ -179,11 +181,12 @@ class _Recorder:
             "teacher_best": np.array(r["teacher_best"], np.int16),
             "key": np.array(r["key"], np.uint64),
             "outcome": np.array(outcome, np.int8),
-            "policy_offsets": pol_off,
-            "policy_indices": pol_idx.astype(np.int16),
-            "policy_weights": (np.concatenate(self.pol_w) if self.pol_w else np.empty(0)).astype(np.float32),
-            "legal_offsets": leg_off,
-            "legal_indices": leg_idx.astype(np.int16),
+            "policy_offsets": offsets(self.pol_len),
+            "policy_indices": np.array(self.pol_idx, np.int16),
+            "policy_weights": np.array(self.pol_w, np.float32),
+            "legal_offsets": offsets([len(x) for x in self.legal]),
+            "legal_indices": (np.concatenate(self.legal) if self.legal
+                              else np.empty(0)).astype(np.int16),
             "game_index": np.array([x[0] for x in g], np.int32),
             "game_plies": np.array([x[1] for x in g], np.int16),
             "game_result": np.array([x[2] for x in g], np.int8),
@@ -194,21 +197,67 @@ class _Recorder:
 END_TRUNCATED = 6
 
 
-def _choose(rng: np.random.Generator, lines, legal: list[chess.Move], explore: float,
-            temperature: float) -> chess.Move:
-    """The move a teacher game plays: random with probability ``explore``, else one of the
-    teacher's lines by softmax of expected score / temperature (0: the best)."""
+class PositionText:
+    """The teacher's ``position`` command for a game on the native board, kept move by move:
+    the FEN after the last capture or pawn move (before any, the text the game started with)
+    and the moves since. It is ``teacher.position_command`` of the same game, without
+    copying and popping a python-chess board at every position: the history the teacher
+    sees, and so its repetition draws and its labels, are unchanged."""
+
+    def __init__(self, first: str) -> None:
+        root, _, moves = first.partition(" moves ")
+        self.root = root
+        self.moves = moves.split()
+
+    def push(self, nb: Board, uci: str) -> None:
+        """After ``nb.push_uci(uci)``."""
+        if nb.halfmove_clock == 0:
+            self.root = "position fen " + nb.fen()
+            self.moves = []
+        else:
+            self.moves.append(uci)
+
+    def text(self) -> str:
+        return self.root + " moves " + " ".join(self.moves) if self.moves else self.root
+
+
+def _native_check(nb: Board):
+    """The teacher's move check on the native board: its policy index (the key that finds a
+    move named twice), IllegalMoveError / InvalidMoveError (ValueErrors) otherwise."""
+    return lambda uci: move_to_index(nb, uci)
+
+
+def _choose(rng: np.random.Generator, lines, nb: Board, explore: float,
+            temperature: float) -> tuple[str, int]:
+    """The move a teacher game plays (UCI, policy index): random with probability
+    ``explore``, else one of the teacher's lines by softmax of expected score / temperature
+    (0: the best). The random move is drawn from python-chess's list of legal moves, whose
+    order decides which move a draw names; that list is made only when it is needed."""
     if rng.random() < explore:
-        return legal[int(rng.integers(len(legal)))]
+        legal = list(chess.Board(nb.fen()).legal_moves)
+        uci = legal[int(rng.integers(len(legal)))].uci()
+        return uci, move_to_index(nb, uci)
     if temperature <= 0 or len(lines) == 1:
-        return lines[0].move
+        return lines[0].move, lines[0].key
     w = np.array(policy_target(lines, temperature), np.float64)
-    return lines[int(rng.choice(len(lines), p=w / w.sum()))].move
+    line = lines[_draw(rng, w / w.sum())]
+    return line.move, line.key
+
+
+def _draw(rng: np.random.Generator, p: np.ndarray) -> int:
+    """``rng.choice(len(p), p=p)``, by numpy's own algorithm (the cumulative sum, normalised,
+    searched for one ``rng.random()``): the same index from the same stream, without
+    ``choice``'s checks of ``p``, which cost twice the draw (tests/test_label_golden.py)."""
+    cdf = p.cumsum()
+    cdf /= cdf[-1]
+    return int(cdf.searchsorted(rng.random(), side="right"))
 
 
 def _play_game(teacher: Teacher, cfg: LabelConfig, game: int, start: tuple[str, list[str]] | None,
                openings: list | None, rec: _Recorder, stats: dict) -> None:
-    """Label one game (a teacher game when ``start`` is None, else the given game's positions)."""
+    """Label one game (a teacher game when ``start`` is None, else the given game's positions).
+    python-chess plays the opening and the random plies; from there on only the native board
+    is moved."""
     rng = np.random.default_rng([cfg.seed, game])
     if start is None:
         fen = chess.STARTING_FEN
@@ -230,6 +279,8 @@ def _play_game(teacher: Teacher, cfg: LabelConfig, game: int, start: tuple[str, 
     nb = Board(board.root().fen())
     for m in board.move_stack:
         nb.push_uci(m.uci())
+    position = PositionText(position_command(board))
+    check = _native_check(nb)
     explore = float(rng.uniform(0, cfg.explore))
     temperature = float(cfg.move_temperatures[int(rng.integers(len(cfg.move_temperatures)))])
     teacher.new_game()
@@ -243,20 +294,22 @@ def _play_game(teacher: Teacher, cfg: LabelConfig, game: int, start: tuple[str, 
             break
         if ply >= (cfg.max_plies if script is None else len(script)):
             break
+        legal = legal_move_indices(nb)
         try:
-            lines = teacher.analyse(board)
+            lines = teacher.lines(position.text(), len(legal), check, nb.fen)
         except TeacherFailure:
             stats["skipped"] += 1
             break
         stats["teacher_seconds"] += lines[0].seconds
         if script is None:
-            move = _choose(rng, lines, list(board.legal_moves), explore, temperature)
+            uci, move = _choose(rng, lines, nb, explore, temperature)
         else:
-            move = chess.Move.from_uci(script[ply])
-        game_ply = 2 * (board.fullmove_number - 1) + (0 if board.turn else 1)
-        rec.add(nb, game, game_ply, lines, cfg.policy_temperature, move.uci())
-        board.push(move)
-        nb.push_uci(move.uci())
+            uci = script[ply]
+            move = move_to_index(nb, uci)
+        game_ply = 2 * (nb.fullmove_number - 1) + (0 if nb.turn else 1)
+        rec.add(nb, game, game_ply, lines, cfg.policy_temperature, move, legal)
+        nb.push_uci(uci)
+        position.push(nb, uci)
         ply += 1
     result = {"1-0": 1, "0-1": -1}.get(nb.result(), 0) if end != END_TRUNCATED else 0
     rec.end_game(game, ply, result, end)

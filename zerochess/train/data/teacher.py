@@ -1,13 +1,16 @@
 """A teacher: any UCI engine that labels positions, and survives the teacher's failures.
 
-The teacher is driven through python-chess's ``chess.engine`` (the match runner's
-``EngineProcess``, so starting, timing out and killing an engine is written once). Every
+The teacher is driven over plain pipes (``uci_pipe.py``), synchronously: at low depth the
+asyncio machinery of python-chess's ``chess.engine`` cost as much CPU as the search. Every
 analysis has a deadline: a teacher that crashes, hangs or answers garbage is killed and
 started again, the position retried once and otherwise skipped, and the caller counts both.
 
     teacher = Teacher(TeacherConfig(command=["stockfish"], depth=8, multipv=4))
-    lines = teacher.analyse(board)      # [Line(move, cp, wdl), ...] best first
+    lines = teacher.analyse(board)      # [Line(move, cp, wdl, ...), ...] best first
     teacher.close()
+
+The labeller asks through ``Teacher.lines`` with its own ``position`` text and legality
+check (its native board), so no python-chess board is copied or searched per position.
 
 Labels (``policy_target``, ``line_wdl``) are documented where they are computed: the
 policy target is a softmax over the multipv moves of their expected score on the
@@ -18,17 +21,17 @@ win-probability scale, at a temperature; the value target is the teacher's own W
 
 from __future__ import annotations
 
-import asyncio
 import math
 import shutil
 import time
 from dataclasses import asdict, dataclass, field
+from typing import Callable
 
 import chess
 import chess.engine
 
-from zerochess.match.config import EngineSpec
-from zerochess.match.engines import EngineProcess, EngineStartError
+from zerochess.match.engines import EngineStartError
+from zerochess.train.data.uci_pipe import UciPipe
 
 #: A mate in n is scored as +-(MATE_CP - n) centipawns.
 MATE_CP = 32000
@@ -74,11 +77,13 @@ class TeacherConfig:
 class Line:
     """One multipv line: the first move, its score from the side to move, its WDL."""
 
-    move: chess.Move
+    move: str                        # UCI, as the teacher wrote it (checked legal)
     cp: int                          # centipawns; a mate in n is +-(MATE_CP - n)
     wdl: tuple[float, float, float] | None  # (loss, draw, win) from the engine, if reported
     seconds: float                   # the teacher's search time for the position: from
-    # ``go`` sent to ``bestmove`` read, by our clock (``_LabelCommand``)
+    # ``go`` sent to ``bestmove`` read, by our clock (``UciPipe.ask``)
+    key: object = None               # the move as the caller's board checked it (a chess.Move,
+    # or the native board's policy index): what the repeated-move test compares
 
 
 class TeacherFailure(RuntimeError):
@@ -86,14 +91,13 @@ class TeacherFailure(RuntimeError):
 
 
 class Teacher:
-    """One teacher process with its own event loop, restarted on failure."""
+    """One teacher process over plain pipes (``uci_pipe.py``), restarted on failure."""
 
     def __init__(self, cfg: TeacherConfig) -> None:
         self.cfg = cfg
-        opts = {"Threads": cfg.threads, "Hash": cfg.hash_mb, **cfg.options}
-        self.spec = EngineSpec("teacher", list(cfg.command), opts)
-        self.loop = asyncio.new_event_loop()
-        self.engine: EngineProcess | None = None
+        self.options = {"Threads": cfg.threads, "Hash": cfg.hash_mb, **cfg.options}
+        self.go = f"go depth {cfg.depth}\n" if cfg.depth else f"go nodes {cfg.nodes}\n"
+        self.engine: UciPipe | None = None
         self.name = ""
         self.restarts = 0
         self.failures = 0
@@ -103,12 +107,10 @@ class Teacher:
         self._start()
 
     def _start(self) -> None:
-        self.engine = EngineProcess(self.spec, start_timeout=self.cfg.timeout)
-        self.loop.run_until_complete(self.engine.start())
-        proto = self.engine.protocol
-        self.name = proto.id.get("name", " ".join(self.cfg.command))
-        if "UCI_ShowWDL" in proto.options:
-            self.loop.run_until_complete(proto.configure({"UCI_ShowWDL": True}))
+        self.engine = UciPipe(self.cfg.command, self.options, self.cfg.timeout)
+        self.name = self.engine.name or " ".join(self.cfg.command)
+        if "uci_showwdl" in self.engine.options:
+            self.engine.set_options({"UCI_ShowWDL": True})
 
     def new_game(self) -> None:
         """Forget the previous game (the engine's hash and histories: ``ucinewgame``), so a
@@ -118,59 +120,94 @@ class Teacher:
     def _restart(self) -> None:
         self.restarts += 1
         self._last_game = self._multipv = None
-        self.loop.run_until_complete(self.engine.kill())
+        if self.engine is not None:
+            self.engine.kill()
+            self.engine = None
         self._start()
 
     def analyse(self, board: chess.Board) -> list[Line]:
         """The teacher's lines for ``board``, best first; TeacherFailure if two tries fail."""
+        def check(uci: str) -> chess.Move:
+            move = chess.Move.from_uci(uci)
+            if not board.is_legal(move):
+                raise ValueError(f"garbage from the teacher: illegal move {uci}")
+            return move
+        return self.lines(position_command(board), board.legal_moves.count(), check, board.fen)
+
+    def lines(self, position: str, legal: int, check: Callable[[str], object],
+              describe: Callable[[], str]) -> list[Line]:
+        """The teacher's lines for a ``position ...`` command with ``legal`` legal moves,
+        best first; ``check(uci)`` returns the move's key (its identity for the repeated-move
+        test) or raises ValueError for a move that is not legal. A crash, hang or garbage
+        restarts the teacher and retries once; TeacherFailure (naming ``describe()``) if the
+        retry fails too."""
         for attempt in range(2):
             try:
-                return self._analyse_once(board)
-            except (asyncio.TimeoutError, chess.engine.EngineError,
-                    chess.engine.EngineTerminatedError, ValueError) as exc:
+                return self._lines_once(position, legal, check, describe)
+            except (TimeoutError, EOFError, OSError, ValueError) as exc:
                 self.failures += 1
                 last = exc
                 try:
                     self._restart()
                 except EngineStartError as start_exc:
                     raise TeacherFailure(str(start_exc)) from None
-        raise TeacherFailure(f"teacher failed twice on {board.fen()}: "
+        raise TeacherFailure(f"teacher failed twice on {describe()}: "
                              f"{type(last).__name__}: {last}")
 
-    def _analyse_once(self, board: chess.Board) -> list[Line]:
-        proto = self.engine.protocol
-        if proto is None or not self.engine.alive:
-            raise chess.engine.EngineTerminatedError("the teacher is not running")
-        want = min(self.cfg.multipv, board.legal_moves.count())
-        new_game = self._game is not self._last_game
-        self._last_game = self._game
-        command = _position_command(board)
-        go = f"go depth {self.cfg.depth}" if self.cfg.depth else f"go nodes {self.cfg.nodes}"
-        setup = []
-        if new_game:
-            setup.append("ucinewgame")
+    def _lines_once(self, position: str, legal: int, check, describe) -> list[Line]:
+        if self.engine is None:
+            raise EOFError("the teacher is not running")
+        want = min(self.cfg.multipv, legal)
+        ask = position + "\n" + self.go
         if want != self._multipv:
-            setup.append(f"setoption name MultiPV value {want}")
+            ask = f"setoption name MultiPV value {want}\n" + ask
             self._multipv = want
-        coro = proto.communicate(lambda engine: _LabelCommand(engine, [*setup, command, go]))
-        raw, seconds = self.loop.run_until_complete(asyncio.wait_for(coro, self.cfg.timeout))
-        lines = []
+        if self._game is not self._last_game:
+            ask = "ucinewgame\n" + ask
+            self._last_game = self._game
+        text, seconds = self.engine.ask(ask, time.monotonic() + self.cfg.timeout)
+        raw = _last_lines(text)
+        lines: list[Line] = []
         for k in sorted(raw):
-            line = _parse_line(raw[k], board, seconds)
+            line = _parse_line(raw[k], check, seconds)
             if line is not None:
-                if any(ln.move == line.move for ln in lines):
-                    raise ValueError(f"garbage from the teacher: {line.move} twice")
+                for ln in lines:
+                    if ln.key == line.key:
+                        raise ValueError(f"garbage from the teacher: {line.move} twice")
                 lines.append(line)
         if not lines:
-            raise ValueError(f"garbage from the teacher: no usable line for {board.fen()}")
-        lines.sort(key=lambda ln: -ln.cp)  # stable: the engine's order among equal scores
+            raise ValueError(f"garbage from the teacher: no usable line for {describe()}")
+        lines.sort(key=_minus_cp)  # stable: the engine's order among equal scores
         return lines
 
     def close(self) -> None:
         if self.engine is not None:
-            self.loop.run_until_complete(self.engine.quit())
+            self.engine.quit()
             self.engine = None
-        self.loop.close()
+
+
+def _minus_cp(line: Line) -> int:
+    return -line.cp
+
+
+def _last_lines(text: list[str]) -> dict[int, str]:
+    """Each multipv index's last ``info`` line with a score and a PV (not a bound): only
+    those are parsed, not every depth's. The index is the token after the first
+    ``multipv`` token (1 without one), read from the line's first nine tokens where it is
+    among them (Stockfish's lines: ``info depth D seldepth S multipv K ...``), which is
+    the same token as a whole split would give, at a quarter of its cost."""
+    raw: dict[int, str] = {}
+    for line in text:
+        if line.startswith("info ") and " pv " in line and " score " in line \
+                and "bound" not in line:
+            head = line.split(None, 8)
+            if "multipv" in head[:7]:
+                k = int(head[head.index("multipv") + 1])
+            else:
+                tokens = line.split()
+                k = int(tokens[tokens.index("multipv") + 1]) if "multipv" in tokens else 1
+            raw[k] = line
+    return raw
 
 
 def expected_score(cp: int) -> float:
@@ -202,10 +239,11 @@ def line_wdl(line: Line, ply: int) -> tuple[float, float, float]:
     return (w.losses / 1000, w.draws / 1000, w.wins / 1000)
 
 
-def _position_command(board: chess.Board) -> str:
+def position_command(board: chess.Board) -> str:
     """``position fen ... moves ...`` from the last irreversible move on: a position before a
     capture or pawn move can never repeat, so the engine sees every repetition that matters
-    and the command stays short."""
+    and the command stays short. (The labeller keeps the same text move by move on its native
+    board: ``label.PositionText``.)"""
     stack = board.move_stack
     root = board.copy(stack=True)
     back = 0
@@ -216,57 +254,15 @@ def _position_command(board: chess.Board) -> str:
     return f"position fen {root.fen()}" + (f" moves {moves}" if moves else "")
 
 
-class _LabelCommand(chess.engine.BaseCommand):
-    """One analysis through python-chess's command API, keeping each multipv index's last
-    ``info`` line as text and parsing only those at ``bestmove``. python-chess's own
-    ``analyse`` parses every intermediate line with its whole PV (28 lines a position at
-    depth 7, multipv 4): that parsing, not the teacher, was most of the labelling time.
-
-    The result is (lines, seconds from ``go`` sent to ``bestmove`` read). That wait is the
-    teacher's time as the labeller sees it, timed here because the engine's own ``info ...
-    time`` cannot serve: Stockfish reports whole milliseconds plus one (``Time.elapsed() +
-    1``), about twice the real search at depth 4, where a position takes about a millisecond."""
-
-    def __init__(self, engine, commands: list[str]) -> None:
-        super().__init__(engine)
-        self.commands = commands
-        self.lines: dict[int, str] = {}
-        self.sent = 0.0
-
-    def start(self) -> None:
-        for c in self.commands[:-1]:
-            self._engine.send_line(c)
-        self.sent = time.perf_counter()
-        self._engine.send_line(self.commands[-1])
-
-    def line_received(self, line: str) -> None:
-        if line.startswith("info ") and " pv " in line and " score " in line \
-                and "bound" not in line:
-            tokens = line.split()
-            k = int(tokens[tokens.index("multipv") + 1]) if "multipv" in tokens else 1
-            self.lines[k] = line
-        elif line.startswith("bestmove"):
-            if not self.result.done():
-                self.result.set_result((self.lines, time.perf_counter() - self.sent))
-            self.set_finished()
-
-    def cancel(self) -> None:
-        self._engine.send_line("stop")
-
-    def engine_terminated(self, exc: Exception) -> None:
-        self._handle_exception(exc)
-
-
-def _parse_line(text: str, board: chess.Board, seconds: float) -> Line | None:
-    """A Line from one ``info`` line; ValueError for garbage (an illegal first move)."""
+def _parse_line(text: str, check: Callable[[str], object], seconds: float) -> Line | None:
+    """A Line from one ``info`` line; ValueError for garbage (a move ``check`` refuses)."""
     t = text.split()
     try:
         kind, value = t[t.index("score") + 1], int(t[t.index("score") + 2])
-        move = chess.Move.from_uci(t[t.index("pv") + 1])
+        uci = t[t.index("pv") + 1]
+        key = check(uci)
     except (ValueError, IndexError) as e:
         raise ValueError(f"garbage from the teacher: {text!r}") from e
-    if not board.is_legal(move):
-        raise ValueError(f"garbage from the teacher: illegal move in {text!r}")
     if kind == "cp":
         cp = value
     elif kind == "mate":
@@ -280,4 +276,4 @@ def _parse_line(text: str, board: chess.Board, seconds: float) -> Line | None:
         total = w + d + lo
         if total > 0:
             wdl = (lo / total, d / total, w / total)
-    return Line(move, int(max(-MATE_CP, min(MATE_CP, cp))), wdl, seconds)
+    return Line(uci, int(max(-MATE_CP, min(MATE_CP, cp))), wdl, seconds, key)
