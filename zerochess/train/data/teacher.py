@@ -109,8 +109,13 @@ class Teacher:
     def _start(self) -> None:
         self.engine = UciPipe(self.cfg.command, self.options, self.cfg.timeout)
         self.name = self.engine.name or " ".join(self.cfg.command)
-        if "uci_showwdl" in self.engine.options:
-            self.engine.set_options({"UCI_ShowWDL": True})
+        if "uci_showwdl" in self.engine.options:  # after isready, as python-chess sent it
+            try:
+                self.engine.set_options({"UCI_ShowWDL": True})
+            except OSError as exc:
+                self.engine.kill()
+                raise EngineStartError(f"engine teacher: {self.cfg.command} exited while "
+                                       f"starting ({type(exc).__name__})") from None
 
     def new_game(self) -> None:
         """Forget the previous game (the engine's hash and histories: ``ucinewgame``), so a

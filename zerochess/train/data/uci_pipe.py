@@ -34,7 +34,8 @@ _OPTION_WORDS = re.compile(r"\s*\b(name|type|default|min|max|var)\b\s*")
 
 
 class UciPipe:
-    """One engine process; ``start`` raises EngineStartError with the reason."""
+    """One engine process, started and configured by the constructor (EngineStartError with
+    the reason if it cannot be)."""
 
     def __init__(self, command: list[str], options: dict, timeout: float, label: str = "teacher"):
         self.command = list(command)
