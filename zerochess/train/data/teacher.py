@@ -10,7 +10,8 @@ started again, the position retried once and otherwise skipped, and the caller c
     teacher.close()
 
 The labeller asks through ``Teacher.lines`` with its own ``position`` text and legality
-check (its native board), so no python-chess board is copied or searched per position.
+check (its native board), so no python-chess board is copied or searched per position
+(python-chess lists the legal moves only for a game's random moves: ``label._choose``).
 
 Labels (``policy_target``, ``line_wdl``) are documented where they are computed: the
 policy target is a softmax over the multipv moves of their expected score on the
