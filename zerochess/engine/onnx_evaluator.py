@@ -117,23 +117,35 @@ def network_key(model) -> str:
 
 
 def export_onnx(model) -> bytes:
-    """``model`` (fp32, CPU) as an ONNX model with a dynamic batch dimension."""
+    """``model`` (fp32, CPU) as an ONNX model with a dynamic batch dimension; for a
+    quantization-aware network (``config.qat``) the int8 graph of it (``int8_export``)."""
     import io
     import warnings
 
     import torch
 
+    from zerochess.engine.fake_quant import int8_linears, set_fake_quant
+
     buffer = io.BytesIO()
     example = torch.zeros((2, model.config.seq_len), dtype=torch.uint8)  # 2: B stays symbolic
     outputs = output_names(model.config.moves_left)
-    with warnings.catch_warnings(), torch.no_grad():
-        warnings.simplefilter("ignore")  # the tracer's notes on shape arithmetic
-        torch.onnx.export(
-            _exportable(model), (example,), buffer, dynamo=False, opset_version=OPSET,
-            input_names=["tokens"], output_names=outputs,
-            dynamic_axes={"tokens": {0: "batch"}, **{name: {0: "batch"} for name in outputs}},
-        )
-    return buffer.getvalue()
+    int8 = int8_linears(model)
+    set_fake_quant(model, False)  # trace the fp32 matmuls; the quantizer makes them int8
+    try:
+        with warnings.catch_warnings(), torch.no_grad():
+            warnings.simplefilter("ignore")  # the tracer's notes on shape arithmetic
+            torch.onnx.export(
+                _exportable(model), (example,), buffer, dynamo=False, opset_version=OPSET,
+                input_names=["tokens"], output_names=outputs,
+                dynamic_axes={"tokens": {0: "batch"}, **{name: {0: "batch"} for name in outputs}},
+            )
+    finally:
+        set_fake_quant(model, True)
+    if not int8:
+        return buffer.getvalue()
+    from zerochess.engine.int8_export import matmul_node_names, quantize_matmuls
+
+    return quantize_matmuls(buffer.getvalue(), matmul_node_names(buffer.getvalue(), int8))
 
 
 def read_cached(path: Path, key: str, reference_size: int) -> tuple[bytes, bytes] | None:

@@ -27,7 +27,12 @@ float32 [batch] (plies the game has left from the position). Its
     probe              JSON {"wdl": [[l, d, w] x K], "legal_logits": [[...] x K]}: torch's
                        fp32 outputs on ``PROBE_FENS`` at export (and "moves_left": [K
                        plies] with the head); the reader checks the file still gives
-                       them (a damaged or altered file is refused)
+                       them (a damaged or altered file is refused); for a
+                       quantization-aware network (config "qat": true), torch's
+                       simulated-int8 outputs, which its int8 graph reproduces
+    int8               only in a QAT network's file, whose weight matmuls of the encoder
+                       layers and policy head are int8: JSON {"scheme": how they are
+                       quantized, "linears": which} (zerochess/engine/int8_export.py)
 
 Every failure to read raises ``CheckpointError`` naming the file and the problem.
 """
@@ -104,7 +109,7 @@ class OnnxNetwork:
         session: the ``onnxruntime.InferenceSession`` (``threads`` intra-op threads).
         config: the network's config as a plain dict (``NetworkConfig.to_dict()``).
         metadata: provenance: ``training`` (the checkpoint's metadata), ``source_sha256``,
-            ``zerochess_version``.
+            ``zerochess_version``, and for an int8 file ``int8`` (which matmuls, how).
         policy_size, seq_len: the encoding contract it was built for.
         threat_inputs: it reads version-2 tokens (its ``encoding`` is ENCODING_THREATS):
             its evaluator turns the search's tokens into them (``threats.add_threats``).
@@ -246,5 +251,7 @@ def read_onnx_network(path: str | os.PathLike, threads: int | None = None,
     metadata = {"training": _json(props, "training", path),
                 "source_sha256": props.get("source_sha256"),
                 "zerochess_version": props.get("zerochess_version")}
+    if "int8" in props:
+        metadata["int8"] = _json(props, "int8", path)
     return OnnxNetwork(str(path), session, _json(props, "config", path), metadata,
                        policy_size, seq_len, threat_inputs, moves_left)
