@@ -24,7 +24,8 @@ A quantization-aware checkpoint (``NetworkConfig.qat``, ``zerochess train superv
 is held to the bars against what it was trained to compute, its own simulated-int8 torch
 forward (``zerochess.engine.fake_quant``), on the same batches: all 512 positions in one
 call, and in calls of 8 (the engine's MinibatchSize; the activations' int8 scales are per
-call). Also printed, for scale: the int8 file against the fp32 function of the same weights.
+call). Also printed, for scale: the int8 file against the fp32 function of the same weights,
+and how much the per-call scales move the outputs (fake quant in calls of 8 against one call).
 Speed: its int8 file (what ``zerochess export`` writes) against the fp32 export of the same
 weights, interleaved as above.
 """
@@ -149,8 +150,10 @@ def qat_checkpoint(args) -> None:
             ("int8 vs fake quant, 1 call of 512", torch_run(model), onnx_run("int8"), 512),
             ("int8 vs fake quant, calls of 8", torch_run(model), onnx_run("int8"), 8),
             ("int8 vs fp32 weights, calls of 8", onnx_run("fp32"), onnx_run("int8"), 8),
-            ("fake quant vs fp32 weights, of 8", torch_run(fp32), torch_run(model), 8)):
-        d = divergence(*priors(run_chunks(ref, tokens, chunk)),
+            ("fake quant vs fp32 weights, of 8", torch_run(fp32), torch_run(model), 8),
+            ("fake quant, calls of 8 vs of 512", torch_run(model), torch_run(model), (512, 8))):
+        ref_chunk, chunk = chunk if isinstance(chunk, tuple) else (chunk, chunk)
+        d = divergence(*priors(run_chunks(ref, tokens, ref_chunk)),
                        *priors(run_chunks(other, tokens, chunk)), offsets)
         ok = d["kl_mean"] < 1e-3 and d["wdl_max"] < 1e-2
         print(f"  {label:34s} {d['kl_mean']:.1e} / {d['kl_max']:.1e}, {d['wdl_max']:.1e}  "
