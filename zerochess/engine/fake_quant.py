@@ -71,17 +71,19 @@ class Int8Linear(nn.Linear):
 
     ``fake_quant`` off, it is a plain Linear: the export traces the fp32 graph from it and
     the quantizer then makes that graph's MatMul int8. Always computed in fp32 (autocast
-    off): bf16 inputs would round before the simulated int8 does."""
+    off): bf16 inputs would round before the simulated int8 does; the output goes back to
+    the input's dtype."""
 
     fake_quant: bool = True
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if not self.fake_quant:
             return super().forward(x)
+        dtype = x.dtype
         with torch.autocast(x.device.type, enabled=False):
-            x = x.float()
-            return F.linear(uint8_activation(x), int8_weight(self.weight.float()),
-                            None if self.bias is None else self.bias.float())
+            y = F.linear(uint8_activation(x.float()), int8_weight(self.weight.float()),
+                         None if self.bias is None else self.bias.float())
+        return y.to(dtype)  # what a Linear of this dtype returns
 
 
 def int8_linears(model: nn.Module) -> list[str]:
