@@ -27,12 +27,14 @@ call, and in calls of 8 (the engine's MinibatchSize; the activations' int8 scale
 call). Also printed, for scale: the int8 file against the fp32 function of the same weights,
 and how much the per-call scales move the outputs (fake quant in calls of 8 against one call).
 Speed: its int8 file (what ``zerochess export`` writes) against the fp32 export of the same
-weights, interleaved as above.
+weights, interleaved as above. And why the file and the simulation differ at all: how many
+uint8 codes the fp32 parts' rounding differences (torch against ONNX Runtime) move.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import statistics
 import sys
@@ -107,10 +109,52 @@ def run_chunks(run, tokens, chunk: int):
     return tuple(np.concatenate(p) for p in zip(*parts))
 
 
+def codes(x: np.ndarray) -> np.ndarray:
+    """DynamicQuantizeLinear's uint8 codes of ``x`` (zerochess.engine.fake_quant's rule)."""
+    lo, hi = min(x.min(), 0), max(x.max(), 0)
+    scale = np.float32((hi - lo) / np.float32(255)) if hi > lo else np.float32(1)
+    zero = np.round(np.clip(0 - lo / scale, 0, 255))
+    return np.clip(np.round(x / scale) + zero, 0, 255)
+
+
+def code_flips(fp32, tokens: np.ndarray, threads: int) -> None:
+    """Why the int8 file and its simulation differ: the int8 MatMuls' inputs as ONNX
+    Runtime's fp32 graph and torch compute them, their largest difference and how many of
+    their uint8 codes it moves (per layer, the fp32 network, so no earlier rounding
+    differs)."""
+    import onnx
+    import torch
+
+    from zerochess.engine.fake_quant import int8_linears
+    from zerochess.engine.int8_export import matmul_node_names
+    from zerochess.engine.network import build_model
+    from zerochess.engine.onnx_evaluator import export_onnx
+
+    names = int8_linears(build_model(dataclasses.replace(fp32.config, qat=True)))
+    graph = export_onnx(fp32)
+    proto = onnx.load_from_string(graph)
+    nodes = {n.name: n for n in proto.graph.node}
+    inputs = [nodes[n].input[0] for n in matmul_node_names(graph, names)]
+    for name in inputs:
+        proto.graph.output.append(onnx.helper.make_empty_tensor_value_info(name))
+    ort_inputs = session(proto.SerializeToString(), threads).run(inputs, {"tokens": tokens})
+    seen = {}
+    modules = dict(fp32.named_modules())
+    hooks = [modules[n].register_forward_hook(
+        lambda m, inp, out, n=n: seen.__setitem__(n, inp[0].detach().numpy())) for n in names]
+    with torch.inference_mode():
+        fp32(torch.from_numpy(tokens), legal_only=True)
+    for h in hooks:
+        h.remove()
+    print(f"the int8 matmuls' inputs, fp32 graph vs torch ({len(tokens)} positions in one call):"
+          f" max |difference|, uint8 codes moved")
+    for name, x in zip(names, ort_inputs):
+        moved = int((codes(seen[name]) != codes(x)).sum())
+        print(f"  {name:18s} {np.abs(seen[name] - x).max():.1e}  {moved:4d} of {x.size:,}")
+
+
 def qat_checkpoint(args) -> None:
     """A QAT checkpoint: its int8 file against its own fake-quant forward, then speed."""
-    import dataclasses
-
     import torch
 
     from zerochess.engine.checkpoint import load_checkpoint
@@ -158,6 +202,7 @@ def qat_checkpoint(args) -> None:
         ok = d["kl_mean"] < 1e-3 and d["wdl_max"] < 1e-2
         print(f"  {label:34s} {d['kl_mean']:.1e} / {d['kl_max']:.1e}, {d['wdl_max']:.1e}  "
               f"{'faithful' if ok else 'NOT faithful'}")
+    code_flips(fp32, tokens, args.threads)
     speed_table(sessions, [int(b) for b in args.batches.split(",")], args.repeats, args.slice)
 
 
