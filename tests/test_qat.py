@@ -20,6 +20,7 @@ from bench_network import divergence, sample_batch  # noqa: E402
 from test_train_supervise import TINY, data  # noqa: E402,F401 (a fixture: a tiny data set)
 from uci_process import UciProcess  # noqa: E402
 from zerochess.engine.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
+from zerochess.engine.errors import CheckpointError  # noqa: E402
 from zerochess.engine.evaluator import gather_index, legal_softmax  # noqa: E402
 from zerochess.engine.export import export_network_file  # noqa: E402
 from zerochess.engine.fake_quant import (Int8Linear, int8_linears, set_fake_quant,  # noqa: E402
@@ -174,15 +175,24 @@ def test_qat_fine_tune_records_it_and_resumes_exactly(data, tmp_path):  # noqa: 
 
 def test_a_qat_onnx_file_loads_and_plays(tmp_path):
     """``zerochess export`` of a QAT checkpoint writes int8 matmuls and says so; the reader's
-    probe passes, and the engine plays ``go nodes`` from it through UCI."""
+    probe passes (and, with its int8 bounds, still refuses an altered file), and the engine
+    plays ``go nodes`` from it through UCI."""
     start, _ = load_checkpoint(SHIPPED)
     checkpoint = save_checkpoint(tmp_path / "qat.pt", _qat(start), {"note": "test"})
     out = tmp_path / "qat.onnx"
     network = export_network_file(checkpoint, out)
     assert read_onnx_network(out).metadata["int8"]["linears"] == int8_linears(_qat(start))
     assert network.config["qat"] is True
-    ops = [n.op_type for n in onnx.load(str(out)).graph.node]
+    proto = onnx.load(str(out))
+    ops = [n.op_type for n in proto.graph.node]
     assert ops.count("MatMulInteger") == len(int8_linears(_qat(start)))
+    # the int8 probe bounds still refuse an altered file: one matmul's weight scales x1.5
+    scale = next(i for i in proto.graph.initializer if i.name.endswith("_scale")
+                 and len(i.dims) == 1)
+    scale.CopyFrom(onnx.numpy_helper.from_array(onnx.numpy_helper.to_array(scale) * 1.5,
+                                                scale.name))
+    with pytest.raises(CheckpointError, match="differ from those recorded"):
+        read_onnx_network(tmp_path / "altered.onnx", data=proto.SerializeToString())
     e = UciProcess()
     try:
         e.send("uci")
