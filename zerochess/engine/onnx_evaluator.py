@@ -124,13 +124,15 @@ def export_onnx(model) -> bytes:
 
     import torch
 
-    from zerochess.engine.fake_quant import int8_linears, set_fake_quant
+    from zerochess.engine.fake_quant import Int8Linear, int8_linears
 
     buffer = io.BytesIO()
     example = torch.zeros((2, model.config.seq_len), dtype=torch.uint8)  # 2: B stays symbolic
     outputs = output_names(model.config.moves_left)
     int8 = int8_linears(model)
-    set_fake_quant(model, False)  # trace the fp32 matmuls; the quantizer makes them int8
+    simulating = [m for m in model.modules() if isinstance(m, Int8Linear) and m.fake_quant]
+    for m in simulating:  # trace the fp32 matmuls; the quantizer makes them int8
+        m.fake_quant = False
     try:
         with warnings.catch_warnings(), torch.no_grad():
             warnings.simplefilter("ignore")  # the tracer's notes on shape arithmetic
@@ -140,7 +142,8 @@ def export_onnx(model) -> bytes:
                 dynamic_axes={"tokens": {0: "batch"}, **{name: {0: "batch"} for name in outputs}},
             )
     finally:
-        set_fake_quant(model, True)
+        for m in simulating:
+            m.fake_quant = True
     if not int8:
         return buffer.getvalue()
     from zerochess.engine.int8_export import matmul_node_names, quantize_matmuls
