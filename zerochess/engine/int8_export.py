@@ -30,6 +30,7 @@ def matmul_node_names(onnx_bytes: bytes, modules: list[str]) -> list[str]:
     nodes = {n.name: n for n in graph.node}
     names = []
     for module in modules:
+        # the exporter's scopes: one per module, a ModuleList item keeping "layers.<i>"
         name = "/model/" + module.replace(".", "/").replace("layers/", "layers.") + "/MatMul"
         node = nodes.get(name)
         if node is None or node.op_type != "MatMul" or node.input[1] not in weights:
