@@ -149,6 +149,19 @@ def test_qat_off_changes_nothing():
     assert not ops & {"MatMulInteger", "DynamicQuantizeLinear"}
 
 
+def test_the_shipped_network_still_exports_byte_for_byte(tmp_path):
+    """With QAT in the code, ``zerochess export`` of the shipped .pt writes the shipped .onnx
+    byte for byte (the version that exported it aside): qat off adds nothing to a file."""
+    out = tmp_path / "again.onnx"
+    export_network_file(SHIPPED, out)
+    protos = [onnx.load(str(p)) for p in (out, shipped_network_path("default", ".onnx"))]
+    for proto in protos:
+        for entry in proto.metadata_props:
+            if entry.key == "zerochess_version":
+                entry.value = "any"
+    assert protos[0].SerializeToString() == protos[1].SerializeToString()
+
+
 def test_qat_fine_tune_records_it_and_resumes_exactly(data, tmp_path):  # noqa: F811
     """``--init-from default --qat``: the shipped weights in Int8Linears, training runs, the
     checkpoint's config says qat, and a killed run resumes bit-identically."""
