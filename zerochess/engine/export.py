@@ -33,6 +33,8 @@ def export_network_file(checkpoint: str | os.PathLike, out: str | os.PathLike) -
     from zerochess._version import __version__
     from zerochess.engine.api import load_network
     from zerochess.engine.atomic import write_atomic
+    from zerochess.engine.fake_quant import int8_linears
+    from zerochess.engine.int8_export import int8_metadata
     from zerochess.engine.onnx_evaluator import _exportable, export_onnx
 
     checkpoint = Path(checkpoint)
@@ -55,6 +57,9 @@ def export_network_file(checkpoint: str | os.PathLike, out: str | os.PathLike) -
         "zerochess_version": __version__,
         "probe": json.dumps(probe),
     }
+    int8 = int8_linears(model)
+    if int8:  # a QAT network: its file's matmuls are int8 (export_onnx), and it says so
+        props["int8"] = int8_metadata(int8)
     proto = onnx.load_from_string(export_onnx(model))
     del proto.metadata_props[:]
     for key, value in props.items():

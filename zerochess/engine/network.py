@@ -160,11 +160,19 @@ class NetworkConfig:
     network leaves its policy and value exactly as they were. ``forward`` keeps returning
     (policy, value); ``forward_all`` adds the plies left. False for checkpoints saved
     before the field existed, and left out of ``to_dict`` while False."""
+    qat: bool = False
+    """Quantization-aware: the encoder layers' and the attention policy head's matmuls are
+    simulated int8 in torch (``zerochess.engine.fake_quant``: per-channel int8 weights,
+    per-call uint8 activations, exactly as ONNX Runtime's dynamic quantization runs them),
+    and ``zerochess export`` writes them int8 (faster under ONNX Runtime; the figures are in
+    docs/network.md). Training with it on teaches the network to be what its int8 file
+    computes, where the int8 file of an fp32-trained network moves its WDL by up to 0.13. No parameters: switching it on or off loads the same weights. False for
+    checkpoints saved before the field existed, and left out of ``to_dict`` while False."""
 
     #: Fields ``to_dict`` leaves out at their default: a network without them writes the
     #: config (checkpoints, ONNX metadata, the ONNX cache's key) it wrote before they
     #: existed, so its files stay byte for byte what they were and older zerochess reads them.
-    OMITTED_AT_DEFAULT = ("threat_inputs", "moves_left")
+    OMITTED_AT_DEFAULT = ("threat_inputs", "moves_left", "qat")
 
     def __post_init__(self) -> None:
         if self.architecture not in architectures():

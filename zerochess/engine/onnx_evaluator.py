@@ -39,7 +39,7 @@ from zerochess.engine.atomic import write_atomic
 from zerochess.engine.evaluator import empty_outputs, gather_index, legal_softmax
 from zerochess.engine.threats import network_tokens
 from zerochess.engine.onnx_network import (PROBE_FENS, OnnxNetwork, probe_tokens,  # noqa: F401
-                                            session_options)
+                                            probe_tolerances, session_options)
 
 logger = logging.getLogger(__name__)
 
@@ -117,23 +117,38 @@ def network_key(model) -> str:
 
 
 def export_onnx(model) -> bytes:
-    """``model`` (fp32, CPU) as an ONNX model with a dynamic batch dimension."""
+    """``model`` (fp32, CPU) as an ONNX model with a dynamic batch dimension; for a
+    quantization-aware network (``config.qat``) the int8 graph of it (``int8_export``)."""
     import io
     import warnings
 
     import torch
 
+    from zerochess.engine.fake_quant import Int8Linear, int8_linears
+
     buffer = io.BytesIO()
     example = torch.zeros((2, model.config.seq_len), dtype=torch.uint8)  # 2: B stays symbolic
     outputs = output_names(model.config.moves_left)
-    with warnings.catch_warnings(), torch.no_grad():
-        warnings.simplefilter("ignore")  # the tracer's notes on shape arithmetic
-        torch.onnx.export(
-            _exportable(model), (example,), buffer, dynamo=False, opset_version=OPSET,
-            input_names=["tokens"], output_names=outputs,
-            dynamic_axes={"tokens": {0: "batch"}, **{name: {0: "batch"} for name in outputs}},
-        )
-    return buffer.getvalue()
+    int8 = int8_linears(model)
+    simulating = [m for m in model.modules() if isinstance(m, Int8Linear) and m.fake_quant]
+    for m in simulating:  # trace the fp32 matmuls; the quantizer makes them int8
+        m.fake_quant = False
+    try:
+        with warnings.catch_warnings(), torch.no_grad():
+            warnings.simplefilter("ignore")  # the tracer's notes on shape arithmetic
+            torch.onnx.export(
+                _exportable(model), (example,), buffer, dynamo=False, opset_version=OPSET,
+                input_names=["tokens"], output_names=outputs,
+                dynamic_axes={"tokens": {0: "batch"}, **{name: {0: "batch"} for name in outputs}},
+            )
+    finally:
+        for m in simulating:
+            m.fake_quant = True
+    if not int8:
+        return buffer.getvalue()
+    from zerochess.engine.int8_export import matmul_node_names, quantize_matmuls
+
+    return quantize_matmuls(buffer.getvalue(), matmul_node_names(buffer.getvalue(), int8))
 
 
 def read_cached(path: Path, key: str, reference_size: int) -> tuple[bytes, bytes] | None:
@@ -274,13 +289,14 @@ class OnnxEvaluator:
         logits, wdl = outputs[:2]
         P = self.policy_size
         # fp32 with another summation order differs by ~1e-5: 1e-3 is far below what moves
-        # a prior and far above rounding.
+        # a prior and far above rounding; an int8 graph (qat) has its own, looser bounds.
+        logit_tol, wdl_tol, plies_tol = probe_tolerances(bool(self.config.qat))
         ref_logits, ref_wdl = reference[:, :P], reference[:, P:P + 3]
         same_plies = not self.moves_left or np.allclose(outputs[2], reference[:, P + 3],
-                                                        rtol=1e-3, atol=1e-2)
+                                                        rtol=1e-3, atol=plies_tol)
         if not (logits.shape == ref_logits.shape and same_plies
-                and np.allclose(logits, ref_logits, rtol=1e-3, atol=1e-3)
-                and np.allclose(wdl, ref_wdl, atol=1e-4)):
+                and np.allclose(logits, ref_logits, rtol=1e-3, atol=logit_tol)
+                and np.allclose(wdl, ref_wdl, atol=wdl_tol)):
             logger.warning("the ONNX model's outputs differ from torch's on the probe positions")
             return None
         return session

@@ -132,13 +132,16 @@ def convert(src, dst):
                    "with the policy and value unchanged.")
 @click.option("--moves-left-weight", type=click.FloatRange(min=0), default=None,
               help="Weight of the moves-left loss (overrides --config).")
+@click.option("--qat", is_flag=True, default=None,
+              help="Quantization-aware training: the matmuls that `zerochess export` makes "
+                   "int8 run simulated int8; with --init-from, fine-tunes a trained network.")
 @click.option("--layers", "n_layers", type=click.IntRange(min=1), default=None,
               help="Encoder layers; with --init-from, layers appended as the identity.")
 @click.option("--seed", type=int, default=None, help="Seed of weights, dropout and data order.")
 @click.option("--resume", is_flag=True, help="Continue the run in OUT exactly where it stopped.")
 def supervise(data, snapshot, out, preset, config_file, device, policy_head, policy_target,
               epochs, steps, minutes, batch_size, lr, threads, init_from, attention_bias,
-              value_squares, threat_inputs, moves_left, moves_left_weight, n_layers, seed,
+              value_squares, threat_inputs, moves_left, moves_left_weight, qat, n_layers, seed,
               resume):
     """Train a network on DATA (one or several sets), writing checkpoints, train.log and
     metrics.jsonl to OUT.
@@ -161,7 +164,7 @@ def supervise(data, snapshot, out, preset, config_file, device, policy_head, pol
                           lr=lr, threads=threads, init_from=init_from,
                           attention_bias=attention_bias, value_squares=value_squares,
                           threat_inputs=threat_inputs, moves_left=moves_left,
-                          moves_left_weight=moves_left_weight, n_layers=n_layers, seed=seed,
+                          moves_left_weight=moves_left_weight, qat=qat, n_layers=n_layers, seed=seed,
                           data=list(data) or None, snapshot=snapshot)
         if cfg.init_from and (preset or policy_head):
             raise ValueError("--init-from takes the checkpoint's architecture; drop --preset "

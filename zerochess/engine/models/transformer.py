@@ -32,6 +32,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from zerochess.engine.fake_quant import Int8Linear
 from zerochess.engine.layout import (N_FROM_TO, N_SQUARES, N_THREAT_FLAGS, N_UNDERPROMOTIONS,
                                      VOCAB_SIZE)
 from zerochess.engine.network import NetworkConfig, PolicyValueModel
@@ -96,6 +97,16 @@ def _cpu_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     return torch.matmul(att, v.contiguous())  # (B, H, T, D)
 
 
+def matmul_linear(cfg: NetworkConfig) -> type[nn.Linear]:
+    """The Linear class of the matmuls that ``cfg.qat`` makes int8: ``Int8Linear`` (simulated
+    int8, zerochess/engine/fake_quant.py) with it, ``nn.Linear`` without. Only Linears applied
+    to (B, T, C) tokens take it: they export as ``MatMul``, what ONNX Runtime's dynamic
+    quantizer makes int8 (bench_int8.py measured those the fast ones); the value head's small
+    Linears on the pooled vector (``Gemm``) stay fp32. Same parameters and initialisation
+    either way, so a checkpoint loads into both."""
+    return Int8Linear if cfg.qat else nn.Linear
+
+
 class EncoderLayer(nn.Module):
     """Pre-norm transformer layer: x + attn(ln(x)), then x + mlp(ln(x)); layout (B, T, C)."""
 
@@ -103,12 +114,13 @@ class EncoderLayer(nn.Module):
         super().__init__()
         self.n_heads = cfg.n_heads
         self.dropout = cfg.dropout
+        linear = matmul_linear(cfg)
         self.ln1 = nn.LayerNorm(cfg.d_model)
-        self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model)  # fused: one matmul, not three
-        self.proj = nn.Linear(cfg.d_model, cfg.d_model)
+        self.qkv = linear(cfg.d_model, 3 * cfg.d_model)  # fused: one matmul, not three
+        self.proj = linear(cfg.d_model, cfg.d_model)
         self.ln2 = nn.LayerNorm(cfg.d_model)
-        self.fc1 = nn.Linear(cfg.d_model, cfg.d_ff)
-        self.fc2 = nn.Linear(cfg.d_ff, cfg.d_model)
+        self.fc1 = linear(cfg.d_model, cfg.d_ff)
+        self.fc2 = linear(cfg.d_ff, cfg.d_model)
         self.drop = nn.Dropout(cfg.dropout)
         # Zero at the start: the layer attends exactly as one without the bias would.
         self.attn_bias = (nn.Parameter(torch.zeros(cfg.n_heads, cfg.seq_len, cfg.seq_len))
@@ -154,9 +166,10 @@ class AttentionPolicyHead(nn.Module):
 
     def __init__(self, cfg: NetworkConfig) -> None:
         super().__init__()
-        self.embed = nn.Linear(cfg.d_model, cfg.policy_d)
-        self.qk = nn.Linear(cfg.policy_d, 2 * cfg.policy_d)
-        self.promo = nn.Linear(cfg.policy_d, 3)  # knight, bishop, rook offsets per to-file
+        linear = matmul_linear(cfg)
+        self.embed = linear(cfg.d_model, cfg.policy_d)
+        self.qk = linear(cfg.policy_d, 2 * cfg.policy_d)
+        self.promo = linear(cfg.policy_d, 3)  # knight, bishop, rook offsets per to-file
         self.scale = 1.0 / math.sqrt(cfg.policy_d)
         frm, to, piece = underpromotion_tables()
         self.register_buffer("up_flat", frm * N_SQUARES + to, persistent=False)  # (72,)

@@ -43,6 +43,14 @@ class SuperviseConfig(ConfigFile):
     search's preference of the faster win); None keeps the preset's (off) or the
     `init_from` checkpoint's setting. True with `init_from` adds the head to a checkpoint
     without it: the policy and value stay exactly the checkpoint's, the head learns."""
+    qat: bool | None = None
+    """Quantization-aware training (NetworkConfig.qat): the encoder layers' and the attention
+    policy head's matmuls run simulated int8, exactly as ONNX Runtime's int8 graph of the
+    network computes them (zerochess/engine/fake_quant.py), so the network learns to be
+    what ``zerochess export`` writes as int8. None keeps the preset's (off) or the
+    `init_from` checkpoint's setting; true with `init_from` fine-tunes a trained fp32
+    network for int8 (no parameters change, only how they are rounded); false turns a
+    QAT checkpoint back into fp32."""
     n_layers: int | None = None
     """Encoder layers; None keeps the preset's or the `init_from` checkpoint's. More than
     the checkpoint has appends layers that start as the identity (transformer.deepen), so
@@ -94,8 +102,8 @@ class SuperviseConfig(ConfigFile):
     """Warm start: begin from this network checkpoint's weights (a path, or "default" / "zero"
     for the shipped networks, as the `WeightsFile` option names them), with a fresh optimizer
     and schedule (nanoGPT's ``init_from``), to fine-tune a finished run on new settings. The
-    checkpoint's architecture replaces `preset` and `policy_head`; `dropout` and `reach_mask`
-    (neither has parameters) still apply; `attention_bias`, `value_squares`, `threat_inputs`,
+    checkpoint's architecture replaces `preset` and `policy_head`; `dropout`, `reach_mask` and
+    `qat` (none has parameters) still apply; `attention_bias`, `value_squares`, `threat_inputs`,
     `moves_left` and `n_layers` grow it, each starting from the checkpoint's exact function
     (docs/training.md)."""
     data: str | list[str] | None = None

@@ -292,7 +292,8 @@ class Trainer:
         diff = self.cfg.changed_fields(s["config"], keep, legacy={"policy_target": "played",
                                                                   "snapshot": False,
                                                                   "moves_left": None,
-                                                                  "moves_left_weight": 1.0})
+                                                                  "moves_left_weight": 1.0,
+                                                                  "qat": None})
         if diff:
             raise ResumeError(f"{path}: config differs from the saved run in {diff}")
         return s

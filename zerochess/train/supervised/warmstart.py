@@ -49,7 +49,7 @@ def network_config(cfg: SuperviseConfig) -> NetworkConfig:
     """The architecture of a run from scratch: the preset, with the config's overrides."""
     return NetworkConfig.preset(cfg.preset, **_overrides(
         cfg, ("policy_head", "dropout", "reach_mask", "attention_bias", "value_squares",
-              "threat_inputs", "moves_left", "n_layers")))
+              "threat_inputs", "moves_left", "qat", "n_layers")))
 
 
 def grown(model: PolicyValueModel, cfg: SuperviseConfig, source: str) -> PolicyValueModel:
@@ -103,7 +103,7 @@ def initial_model(cfg: SuperviseConfig) -> PolicyValueModel:
         return build_model(network_config(cfg))
     model, _ = load_checkpoint(network_path(cfg.init_from))
     model = grown(model, cfg, cfg.init_from)
-    net_cfg = replace(model.config, **_overrides(cfg, ("dropout", "reach_mask")))
+    net_cfg = replace(model.config, **_overrides(cfg, ("dropout", "reach_mask", "qat")))
     if net_cfg != model.config:
         warm = build_model(net_cfg)
         warm.load_state_dict(model.state_dict())
