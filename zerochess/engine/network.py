@@ -166,8 +166,9 @@ class NetworkConfig:
     per-call uint8 activations, exactly as ONNX Runtime's dynamic quantization runs them),
     and ``zerochess export`` writes them int8 (faster under ONNX Runtime; the figures are in
     docs/network.md). Training with it on teaches the network to be what its int8 file
-    computes, where the int8 file of an fp32-trained network moves its WDL by up to 0.13. No parameters: switching it on or off loads the same weights. False for
-    checkpoints saved before the field existed, and left out of ``to_dict`` while False."""
+    computes, where the int8 file of an fp32-trained network moves its WDL by up to 0.13.
+    No parameters: switching it on or off loads the same weights. False for checkpoints
+    saved before the field existed, and left out of ``to_dict`` while False."""
 
     #: Fields ``to_dict`` leaves out at their default: a network without them writes the
     #: config (checkpoints, ONNX metadata, the ONNX cache's key) it wrote before they
