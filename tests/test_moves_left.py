@@ -124,7 +124,7 @@ def test_config_without_the_head_writes_what_it_wrote_before():
     with_head = NetworkConfig.preset("tiny", moves_left=True)
     assert with_head.to_dict()["moves_left"] is True
     assert NetworkConfig.from_dict(with_head.to_dict()) == with_head
-    model, _ = load_checkpoint(shipped_network_path("default", ".pt"))
+    model, _ = load_checkpoint(shipped_network_path("zero", ".pt"))  # a network without the head
     assert not model.config.moves_left and "moves_left" not in model.head_modules()
     tokens = torch.from_numpy(encode_board(Board())[None])
     with torch.no_grad():
@@ -147,10 +147,11 @@ def test_same_seed_gives_the_same_policy_and_value_weights_with_the_head():
     assert any(m is headed.moves_left_head for m in headed.fp32_modules())
 
 
-def test_moves_left_grows_the_shipped_network_with_policy_and_value_unchanged(data, tmp_path):
-    warm = Trainer(TINY.replace(init_from="default", steps=1, reach_mask=None, dropout=0.0),
+def test_moves_left_grows_a_shipped_network_with_policy_and_value_unchanged(data, tmp_path):
+    # `zero`: a trained shipped network that never has the head, whatever the default has
+    warm = Trainer(TINY.replace(init_from="zero", steps=1, reach_mask=None, dropout=0.0),
                    data, tmp_path / "warm")
-    start, _ = load_checkpoint(shipped_network_path("default", ".pt"))
+    start, _ = load_checkpoint(shipped_network_path("zero", ".pt"))
     state, before = warm.model.state_dict(), start.state_dict()
     assert warm.net_cfg.moves_left and all(k.startswith("moves_left_head.")
                                            for k in set(state) - set(before))

@@ -183,10 +183,10 @@ def test_the_flags_add_their_embedding_to_the_squares_only():
     assert (wdl_v2 - wdl_v1).abs().max() > 1e-3
 
 
-def test_growing_threat_inputs_keeps_the_shipped_networks_function():
-    """``grow`` (``train supervise --init-from default --threat-inputs``) adds the embedding
+def test_growing_threat_inputs_keeps_a_shipped_networks_function():
+    """``grow`` (``train supervise --init-from zero --threat-inputs``) adds the embedding
     at zero: on version-2 tokens the grown network gives bit-identical outputs."""
-    model = load_network(shipped_network_path("default", ".pt"), "cpu").model
+    model = load_network(shipped_network_path("zero", ".pt"), "cpu").model
     grown = grow(model, threat_inputs=True).eval()
     assert grown.config.threat_inputs and not model.config.threat_inputs
     v1 = v1_tokens(FENS)

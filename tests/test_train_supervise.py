@@ -312,8 +312,8 @@ def test_threat_inputs_train_on_version_2_batches_and_resume_exactly(data, tmp_p
     assert again["legal_gen_masked_illegal"] == 0.0
 
 
-def test_threat_inputs_grow_the_shipped_network_at_zero(data, tmp_path):
-    """``--init-from default --threat-inputs``: the shipped weights, a zero threat
+def test_threat_inputs_grow_a_shipped_network_at_zero(data, tmp_path):
+    """``--init-from zero --threat-inputs``: the shipped weights, a zero threat
     embedding, and on version-2 tokens exactly the shipped network's outputs; a run from a
     threat checkpoint keeps the embedding and refuses to drop it."""
     import numpy as np
@@ -321,10 +321,10 @@ def test_threat_inputs_grow_the_shipped_network_at_zero(data, tmp_path):
     from zerochess.engine.api import shipped_network_path
     from zerochess.engine.threats import add_threats
 
-    warm_cfg = TINY.replace(init_from="default", threat_inputs=True, steps=1, reach_mask=None,
+    warm_cfg = TINY.replace(init_from="zero", threat_inputs=True, steps=1, reach_mask=None,
                             dropout=0.0)
     warm = Trainer(warm_cfg, data, tmp_path / "warm")
-    start, _ = load_checkpoint(shipped_network_path("default", ".pt"))
+    start, _ = load_checkpoint(shipped_network_path("zero", ".pt"))
     state, before = warm.model.state_dict(), start.state_dict()
     assert set(state) - set(before) == {"threat_embed.weight"}
     assert all(torch.equal(v, state[k]) for k, v in before.items())
