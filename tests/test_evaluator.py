@@ -164,9 +164,9 @@ def test_bf16_on_the_shipped_network_is_an_opt_in_with_the_looser_bound():
     no CPU defaults to it (``default_precision``); the opt-in's WDL is held to 5e-2."""
     net = load_network(None, device="cpu")
     tokens, legal, offsets = BATCH
-    ref_p, ref_w = TorchEvaluator(net, "cpu", precision="fp32").evaluate(tokens, legal, offsets)
+    ref_p, ref_w = TorchEvaluator(net, "cpu", precision="fp32").evaluate(tokens, legal, offsets)[:2]
     ev = TorchEvaluator(net, "cpu", precision="bf16")
-    priors, wdl = ev.evaluate(tokens, legal, offsets)
+    priors, wdl = ev.evaluate(tokens, legal, offsets)[:2]
     kl = np.add.reduceat(ref_p * (np.log(ref_p) - np.log(priors)), offsets[:-1])
     assert kl.mean() < 1e-3 and np.abs(wdl - ref_w).max() < 5e-2
     # the final norm and the heads stay fp32 (see TorchEvaluator._prepare)
@@ -224,7 +224,7 @@ def test_make_evaluator(tmp_path):
     ref = TorchEvaluator(net, "cpu", precision="fp32").evaluate(tokens, legal, offsets)
     for a, b in zip(ev.evaluate(tokens, legal, offsets), ref):
         np.testing.assert_array_equal(a, b)
-    check_distributions(*make_evaluator(None, device="cpu").evaluate(*BATCH), offsets)
+    check_distributions(*make_evaluator(None, device="cpu").evaluate(*BATCH)[:2], offsets)
     with pytest.raises(CheckpointError, match="no such file"):
         make_evaluator(str(tmp_path / "absent.pt"))
 

@@ -41,8 +41,13 @@ def kl(ref, p, offsets):
 def test_outputs_match_torch_fp32_on_real_positions(pair, size):
     reference, onnx = pair
     tokens, legal, offsets = batch_of(random_fens(size - 1, seed=size))
-    ref_p, ref_w = reference.evaluate(tokens, legal, offsets)
-    priors, wdl = onnx.evaluate(tokens, legal, offsets)
+    ref_p, ref_w, *ref_left = reference.evaluate(tokens, legal, offsets)
+    priors, wdl, *left = onnx.evaluate(tokens, legal, offsets)
+    # a moves-left network answers a third output in both runtimes, a plain one does not
+    assert len(left) == len(ref_left) == int(reference.moves_left) == int(onnx.moves_left)
+    for ref_plies, plies in zip(ref_left, left):
+        assert plies.dtype == np.float32 and plies.shape == (size,)
+        assert np.abs(plies - ref_plies).max() < 1e-3 * max(1.0, np.abs(ref_plies).max())
     assert priors.dtype == np.float32 and priors.shape == ref_p.shape
     assert wdl.dtype == np.float32 and wdl.shape == (size, 3)
     assert np.abs(priors - ref_p).max() < 1e-4
@@ -80,7 +85,7 @@ def test_attention_biases_and_spatial_value_export_faithfully(tmp_path):
 def test_priors_are_distributions_over_the_legal_moves(pair):
     _, onnx = pair
     tokens, legal, offsets = batch_of(random_fens(99, seed=3))
-    priors, wdl = onnx.evaluate(tokens, legal, offsets)
+    priors, wdl, *_ = onnx.evaluate(tokens, legal, offsets)
     assert len(priors) == len(legal) and (priors >= 0).all()
     np.testing.assert_allclose(np.add.reduceat(priors, offsets[:-1]), 1.0, atol=1e-5)
     np.testing.assert_allclose(wdl.sum(axis=1), 1.0, atol=1e-5)
@@ -90,11 +95,11 @@ def test_policy_temperature_matches_torch_and_keeps_the_session(pair):
     reference, onnx = pair
     tokens, legal, offsets = batch_of(random_fens(20, seed=4))
     session = onnx.session
-    cold, _ = onnx.evaluate(tokens, legal, offsets)
+    cold = onnx.evaluate(tokens, legal, offsets)[0]
     reference.policy_temperature = onnx.policy_temperature = 2.5
     try:
-        ref_p, _ = reference.evaluate(tokens, legal, offsets)
-        hot, _ = onnx.evaluate(tokens, legal, offsets)
+        ref_p = reference.evaluate(tokens, legal, offsets)[0]
+        hot = onnx.evaluate(tokens, legal, offsets)[0]
     finally:
         reference.policy_temperature = onnx.policy_temperature = 1.0
     assert onnx.session is session
@@ -104,9 +109,10 @@ def test_policy_temperature_matches_torch_and_keeps_the_session(pair):
 
 def test_abi_edge_cases(pair):
     _, onnx = pair
-    priors, wdl = onnx.evaluate(np.zeros((0, SEQ_LEN), np.uint8), np.zeros(0, np.int32),
-                                np.zeros(1, np.int32))
+    priors, wdl, *left = onnx.evaluate(np.zeros((0, SEQ_LEN), np.uint8),
+                                       np.zeros(0, np.int32), np.zeros(1, np.int32))
     assert priors.shape == (0,) and wdl.shape == (0, 3)
+    assert [x.shape for x in left] == [(0,)] * int(onnx.moves_left)
     tokens, legal, offsets = batch_of(random_fens(2, seed=5))
     with pytest.raises(ValueError, match="at least one legal move"):
         onnx.evaluate(tokens, legal[:0], np.zeros(4, np.int32))
@@ -161,9 +167,12 @@ def test_a_corrupt_cache_file_is_detected_and_rebuilt(network, tmp_path, how):
     batch = batch_of(random_fens(40, seed=7))
     rebuilt = OnnxEvaluator(network, cache=tmp_path)
     assert not rebuilt.cache_hit
-    ref_p, ref_w = TorchEvaluator(network, "cpu", precision="fp32").evaluate(*batch)
-    priors, wdl = rebuilt.evaluate(*batch)
+    ref_p, ref_w, *ref_left = TorchEvaluator(network, "cpu", precision="fp32").evaluate(*batch)
+    priors, wdl, *left = rebuilt.evaluate(*batch)
     assert np.abs(priors - ref_p).max() < 1e-4 and np.abs(wdl - ref_w).max() < 1e-4
+    assert len(left) == len(ref_left)
+    for ref_plies, plies in zip(ref_left, left):
+        assert np.abs(plies - ref_plies).max() < 1e-3 * max(1.0, np.abs(ref_plies).max())
     assert path.read_bytes() == good  # rewritten: the next load is a hit again
     assert OnnxEvaluator(network, cache=tmp_path).cache_hit
 

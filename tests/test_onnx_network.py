@@ -33,8 +33,11 @@ def positions():
 
 def _same_outputs(torch_ev, onnx_ev, batch):
     tokens, legal, offsets = batch
-    ref_p, ref_w = torch_ev.evaluate(tokens, legal, offsets)
-    priors, wdl = onnx_ev.evaluate(tokens, legal, offsets)
+    ref_p, ref_w, *ref_left = torch_ev.evaluate(tokens, legal, offsets)
+    priors, wdl, *left = onnx_ev.evaluate(tokens, legal, offsets)
+    assert len(left) == len(ref_left)  # the moves-left output, where the network has one
+    for ref_plies, plies in zip(ref_left, left):
+        assert np.abs(plies - ref_plies).max() < 1e-3 * max(1.0, np.abs(ref_plies).max())
     assert priors.shape == ref_p.shape and wdl.shape == ref_w.shape == (len(offsets) - 1, 3)
     assert np.abs(priors - ref_p).max() < 1e-4
     assert np.abs(wdl - ref_w).max() < 1e-4

@@ -275,10 +275,31 @@ def test_the_engine_plays_a_threat_network(threat_files):
         e.close()
 
 
-@pytest.mark.parametrize("name", ["default", "zero"])
+def test_the_default_network_reads_threats_in_both_runtimes_and_exports_as_committed(tmp_path):
+    """The shipped default network (r9tm) reads version-2 tokens: both of its evaluators say
+    so, the committed file's encoding is the threat one, and exporting the checkpoint again
+    gives the committed file's config and, under the torch that exported it, its every byte."""
+    onnx = pytest.importorskip("onnx")
+    from zerochess.engine.backends import make_evaluator
+    from zerochess.engine.export import export_network_file
+    from zerochess.engine.onnx_network import ENCODING_THREATS
+
+    assert make_evaluator("default", device="cpu", threads=1).threat_inputs
+    assert make_evaluator("default", device="cpu", runtime="torch-fp32").threat_inputs
+    export_network_file(shipped_network_path("default", ".pt"), tmp_path / "again.onnx")
+    committed = onnx.load(str(shipped_network_path("default", ".onnx")))
+    again = onnx.load(str(tmp_path / "again.onnx"))
+    props = [{p.key: p.value for p in m.metadata_props} for m in (committed, again)]
+    assert props[0]["config"] == props[1]["config"] and '"threat_inputs": true' in props[1]["config"]
+    assert props[0]["encoding"] == props[1]["encoding"] == ENCODING_THREATS
+    if committed.producer_version == torch.__version__.split("+")[0]:
+        assert committed.graph.SerializeToString() == again.graph.SerializeToString()
+
+
+@pytest.mark.parametrize("name", ["zero"])
 def test_the_shipped_networks_read_version_1_and_export_as_before(name, tmp_path):
-    """The shipped networks have no threat inputs: their evaluators pass the search's tokens
-    through, and exporting them again gives the committed file's config, and, under the
+    """The zero network has no threat inputs: its evaluators pass the search's tokens
+    through, and exporting it again gives the committed file's config, and, under the
     torch that exported it, its every byte."""
     onnx = pytest.importorskip("onnx")
     from zerochess.engine.backends import make_evaluator

@@ -23,6 +23,7 @@ from test_label import needs_stockfish, small_config
 from zerochess.cli import main
 from zerochess.engine.checkpoint import load_checkpoint
 from zerochess.engine.network import NetworkConfig, build_model
+from zerochess.engine.threats import network_tokens
 from zerochess.train.data.dataset import load_split
 from zerochess.train.data.format import load_shard
 from zerochess.train.data.label import label
@@ -65,7 +66,9 @@ def teacher_figures_by_hand(model, data: Path) -> tuple[float, float]:
     model.eval()
     for sh in val_arrays(data):
         with torch.no_grad():
-            policy, wdl_logits = model(torch.from_numpy(np.array(sh["tokens"])))
+            # the shards hold version-1 tokens; a threat network reads version 2
+            tokens = network_tokens(np.array(sh["tokens"], np.uint8), model.config.threat_inputs)
+            policy, wdl_logits = model(torch.from_numpy(tokens))
         off, idx = np.asarray(sh["legal_offsets"]), np.asarray(sh["legal_indices"])
         p = torch.softmax(wdl_logits.double(), -1).numpy()
         for i in range(len(sh)):
@@ -220,9 +223,9 @@ def test_budget_run_killed_and_resumed_is_the_run_of_its_step_count(teacher_data
 
 
 def test_config_file_holds_the_hyperparameters_recorded_in_the_shipped_network():
-    """docs/configs/r8.toml is the recipe of the shipped network (r8b): every setting the
+    """docs/configs/r9.toml is the recipe of the shipped network (r9tm): every setting the
     trainer recorded in the checkpoint is the file's, so the documented command remakes it."""
-    cfg = SuperviseConfig.from_file(ROOT / "docs" / "configs" / "r8.toml").to_dict()
+    cfg = SuperviseConfig.from_file(ROOT / "docs" / "configs" / "r9.toml").to_dict()
     _, info = load_checkpoint(SHIPPED)
     made = info["metadata"]["supervise"]  # what `zerochess train supervise` recorded
     newer = set(cfg) - set(made)  # fields added since: at their defaults, the old behaviour

@@ -10,6 +10,8 @@ from search_helpers import one_full_cache_bucket
 from uci_process import UciProcess
 
 from zerochess.engine.board import Board
+from zerochess.engine.export import read_onnx_network
+from zerochess.engine.shipped import shipped_network_path
 from zerochess.search.results import MoveStats, NodeStats
 from zerochess.uci.format import verbose_move_stats_lines
 
@@ -105,11 +107,17 @@ def test_verbose_move_stats_come_once_before_bestmove_and_add_up(engine):
     assert [r["n"] for r in rows] == sorted(r["n"] for r in rows)   # Lc0's order: best last
     best = lines[-1].split()[1]
     assert table[best]["n"] == max(r["n"] for r in rows)
+    # (M: ) on every line exactly when the shipped network has a moves-left head
+    has_head = read_onnx_network(shipped_network_path("default", ".onnx")).moves_left
+    assert all(("(M: " in line) == has_head for line in stats)
+    # S = Q + U, plus the moves-left term with the head (not printed; at most its max effect)
+    from zerochess.search.params import SearchParams
+    mu_max = SearchParams().moves_left_max_effect if has_head else 0.0
     for row in rows:
-        assert row["s"] == pytest.approx(row["q"] + row["u"], abs=2e-5)
-        assert row["m"] is None                       # no moves-left head: M left out
+        assert abs(row["s"] - (row["q"] + row["u"])) <= mu_max + 2e-5
         if row["n"]:
             assert row["v"] is not None and -1 <= row["v"] <= 1   # evaluated: cached
+            assert (row["m"] is not None and row["m"] >= 0) if has_head else row["m"] is None
     assert all(not l.startswith("info string error") for l in lines)
 
 

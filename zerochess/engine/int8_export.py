@@ -21,7 +21,7 @@ SCHEME = ("onnxruntime quantize_dynamic: per-output-channel symmetric int8 weigh
 def matmul_node_names(onnx_bytes: bytes, modules: list[str]) -> list[str]:
     """The ``MatMul`` node of each Linear named in ``modules`` (module names of the model the
     exporter traced as ``_exportable``'s ``model``: "layers.0.qkv" is node
-    "/model/layers.0/qkv/MatMul"). Raises ValueError when one is missing or is not a
+    "/model/layers.0/qkv/MatMul", or "/layers.0/qkv/MatMul" for a moves-left network). Raises ValueError when one is missing or is not a
     weight MatMul: quantizing another node than the one trained would be silently wrong."""
     import onnx
 
@@ -30,8 +30,11 @@ def matmul_node_names(onnx_bytes: bytes, modules: list[str]) -> list[str]:
     nodes = {n.name: n for n in graph.node}
     names = []
     for module in modules:
-        # the exporter's scopes: one per module, a ModuleList item keeping "layers.<i>"
-        name = "/model/" + module.replace(".", "/").replace("layers/", "layers.") + "/MatMul"
+        # the exporter's scopes: one per module, a ModuleList item keeping "layers.<i>"; the
+        # wrapper's "/model" scope only when it called the model itself (a moves-left
+        # network is traced through ``forward_all``, a method: no scope of its own)
+        path = module.replace(".", "/").replace("layers/", "layers.") + "/MatMul"
+        name = next((n for n in ("/model/" + path, "/" + path) if n in nodes), "/model/" + path)
         node = nodes.get(name)
         if node is None or node.op_type != "MatMul" or node.input[1] not in weights:
             raise ValueError(f"the export has no weight MatMul {name!r} for the int8 "
