@@ -38,6 +38,13 @@ def batch_of(fens):
     return tokens, np.concatenate(legal).astype(np.int32), offsets
 
 
+def assert_same_plies(ref_left, left):
+    """The moves-left outputs of two evaluators (empty lists without the head) agree."""
+    assert len(left) == len(ref_left)
+    for ref_plies, plies in zip(ref_left, left):
+        assert np.abs(plies - ref_plies).max() < 1e-3 * max(1.0, np.abs(ref_plies).max())
+
+
 def sharpen(model, seed=0):
     """Variance-preserving weights and x4 output layers: peaked priors, so numeric errors
     show up in KL (the default init's near-uniform outputs would hide them)."""

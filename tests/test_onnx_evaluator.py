@@ -7,7 +7,7 @@ import pytest
 pytest.importorskip("onnxruntime")
 pytest.importorskip("onnx")
 
-from test_evaluator import batch_of, random_fens  # noqa: E402
+from test_evaluator import assert_same_plies, batch_of, random_fens  # noqa: E402
 from uci_process import UciProcess  # noqa: E402
 from zerochess.engine.api import load_network, shipped_network_path  # noqa: E402
 from zerochess.engine.backends import make_evaluator, resolve_runtime  # noqa: E402
@@ -45,9 +45,8 @@ def test_outputs_match_torch_fp32_on_real_positions(pair, size):
     priors, wdl, *left = onnx.evaluate(tokens, legal, offsets)
     # a moves-left network answers a third output in both runtimes, a plain one does not
     assert len(left) == len(ref_left) == int(reference.moves_left) == int(onnx.moves_left)
-    for ref_plies, plies in zip(ref_left, left):
-        assert plies.dtype == np.float32 and plies.shape == (size,)
-        assert np.abs(plies - ref_plies).max() < 1e-3 * max(1.0, np.abs(ref_plies).max())
+    assert all(x.dtype == np.float32 and x.shape == (size,) for x in left)
+    assert_same_plies(ref_left, left)
     assert priors.dtype == np.float32 and priors.shape == ref_p.shape
     assert wdl.dtype == np.float32 and wdl.shape == (size, 3)
     assert np.abs(priors - ref_p).max() < 1e-4
@@ -170,9 +169,7 @@ def test_a_corrupt_cache_file_is_detected_and_rebuilt(network, tmp_path, how):
     ref_p, ref_w, *ref_left = TorchEvaluator(network, "cpu", precision="fp32").evaluate(*batch)
     priors, wdl, *left = rebuilt.evaluate(*batch)
     assert np.abs(priors - ref_p).max() < 1e-4 and np.abs(wdl - ref_w).max() < 1e-4
-    assert len(left) == len(ref_left)
-    for ref_plies, plies in zip(ref_left, left):
-        assert np.abs(plies - ref_plies).max() < 1e-3 * max(1.0, np.abs(ref_plies).max())
+    assert_same_plies(ref_left, left)
     assert path.read_bytes() == good  # rewritten: the next load is a hit again
     assert OnnxEvaluator(network, cache=tmp_path).cache_hit
 
