@@ -275,43 +275,29 @@ def test_the_engine_plays_a_threat_network(threat_files):
         e.close()
 
 
-def test_the_default_network_reads_threats_in_both_runtimes_and_exports_as_committed(tmp_path):
-    """The shipped default network (r9tm) reads version-2 tokens: both of its evaluators say
-    so, the committed file's encoding is the threat one, and exporting the checkpoint again
-    gives the committed file's config and, under the torch that exported it, its every byte."""
+@pytest.mark.parametrize("name, threats", [("default", True), ("zero", False)])
+def test_the_shipped_networks_read_their_encoding_and_export_as_committed(name, threats, tmp_path):
+    """The default network (r9tm) reads version-2 tokens, the zero network version 1: both
+    evaluators of each say so, the committed file names that encoding, and exporting the
+    checkpoint again gives the committed file's config and, under the torch that exported
+    it, its every byte."""
     onnx = pytest.importorskip("onnx")
     from zerochess.engine.backends import make_evaluator
     from zerochess.engine.export import export_network_file
     from zerochess.engine.onnx_network import ENCODING_THREATS
 
-    assert make_evaluator("default", device="cpu", threads=1).threat_inputs
-    assert make_evaluator("default", device="cpu", runtime="torch-fp32").threat_inputs
-    export_network_file(shipped_network_path("default", ".pt"), tmp_path / "again.onnx")
-    committed = onnx.load(str(shipped_network_path("default", ".onnx")))
-    again = onnx.load(str(tmp_path / "again.onnx"))
-    props = [{p.key: p.value for p in m.metadata_props} for m in (committed, again)]
-    assert props[0]["config"] == props[1]["config"] and '"threat_inputs": true' in props[1]["config"]
-    assert props[0]["encoding"] == props[1]["encoding"] == ENCODING_THREATS
-    if committed.producer_version == torch.__version__.split("+")[0]:
-        assert committed.graph.SerializeToString() == again.graph.SerializeToString()
-
-
-@pytest.mark.parametrize("name", ["zero"])
-def test_the_shipped_networks_read_version_1_and_export_as_before(name, tmp_path):
-    """The zero network has no threat inputs: its evaluators pass the search's tokens
-    through, and exporting it again gives the committed file's config, and, under the
-    torch that exported it, its every byte."""
-    onnx = pytest.importorskip("onnx")
-    from zerochess.engine.backends import make_evaluator
-    from zerochess.engine.export import export_network_file
-
-    assert not make_evaluator(name, device="cpu", threads=1).threat_inputs
-    assert not make_evaluator(name, device="cpu", runtime="torch-fp32").threat_inputs
+    assert make_evaluator(name, device="cpu", threads=1).threat_inputs == threats
+    assert make_evaluator(name, device="cpu", runtime="torch-fp32").threat_inputs == threats
     export_network_file(shipped_network_path(name, ".pt"), tmp_path / "again.onnx")
     committed = onnx.load(str(shipped_network_path(name, ".onnx")))
     again = onnx.load(str(tmp_path / "again.onnx"))
     props = [{p.key: p.value for p in m.metadata_props} for m in (committed, again)]
-    assert props[0]["config"] == props[1]["config"] and "threat_inputs" not in props[1]["config"]
-    assert props[0]["encoding"] == props[1]["encoding"] == "zerochess-tokens-72-v1"
+    assert props[0]["config"] == props[1]["config"]
+    if threats:
+        assert '"threat_inputs": true' in props[1]["config"]
+    else:
+        assert "threat_inputs" not in props[1]["config"]
+    encoding = ENCODING_THREATS if threats else "zerochess-tokens-72-v1"
+    assert props[0]["encoding"] == props[1]["encoding"] == encoding
     if committed.producer_version == torch.__version__.split("+")[0]:
         assert committed.graph.SerializeToString() == again.graph.SerializeToString()
