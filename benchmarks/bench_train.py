@@ -5,6 +5,7 @@ teacher-labelled set, the one trainer against the loop that made the shipped net
     python benchmarks/bench_train.py                      # generation + tiny, both heads
     python benchmarks/bench_train.py --presets tiny small --steps 20 --threads 2
     python benchmarks/bench_train.py --teacher runs/label-small --threads 1   # trainer vs distill
+    python benchmarks/bench_train.py --teacher runs/label-small --threads 1 --cpu-bf16  # and bf16
 
 Generation is timed in one process (so the figure is per core); training runs the real
 Trainer (loader thread, loss, AdamW, clipping) on a freshly generated data set, skipping
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import math
 import platform
 import statistics
@@ -117,14 +119,15 @@ def distill_steps(mod, data: Path, init: Path, batch: int, total: int, train_mod
     return step
 
 
-def trainer_steps(data: Path, init: Path, batch: int, total: int, run: str):
+def trainer_steps(data: Path, init: Path, batch: int, total: int, run: str,
+                  cpu_bf16: bool = False):
     """A function running step i of the one trainer as `train supervise --config
     docs/configs/r7.toml` does: its loader (the data packed in memory, a prefetch thread)
     and its ``train_step`` (loss, backward, clip, AdamW, schedule; gradient norms every
     ``log_every_steps``): the body of ``Trainer.run`` without its bookkeeping."""
     cfg = SuperviseConfig.from_file(ROOT / "docs" / "configs" / "r7.toml")
     cfg = cfg.replace(init_from=str(init), batch_size=batch, steps=total,
-                      threads=torch.get_num_threads())
+                      threads=torch.get_num_threads(), cpu_bf16=cpu_bf16)
     trainer = Trainer(cfg, data, run)
     loader = Prefetcher(iterate_batches(trainer.train_set, batch, cfg.seed,
                                         with_target=trainer.sampler_target), depth=cfg.prefetch)
@@ -135,27 +138,34 @@ def trainer_steps(data: Path, init: Path, batch: int, total: int, run: str):
     return step
 
 
-def bench_teacher(data: Path, init: Path, window: int, rounds: int, batch: int = 256) -> dict:
+def bench_teacher(data: Path, init: Path, window: int, rounds: int, batch: int = 256,
+                  cpu_bf16: bool = False) -> dict:
     """Windows of ``window`` steps of each loop in turn (the order rotating), ``rounds``
     times after one warm-up round; per loop the median samples/s over its windows, and the
     median over rounds of the per-round ratios (a shared machine's load changes slowly
-    compared with a round, so pairing removes most of it)."""
+    compared with a round, so pairing removes most of it). ``cpu_bf16``: also the trainer
+    with bf16 autocast on the CPU, and its ratio to the fp32 trainer."""
     mod = load_distill()
     total = window * (rounds + 1)
     with tempfile.TemporaryDirectory() as run:
         loops = {"trainer": trainer_steps(data, init, batch, total, run),
                  "distill_train_mode": distill_steps(mod, data, init, batch, total, True),
                  "distill_eval_mode": distill_steps(mod, data, init, batch, total, False)}
+        if cpu_bf16:
+            loops["trainer_cpu_bf16"] = trainer_steps(data, init, batch, total, os.path.join(run, "bf16"),
+                                                      cpu_bf16=True)
         speed: dict[str, list[float]] = {k: [] for k in loops}
         names = list(loops)
         for r in range(rounds + 1):
-            for name in names[r % 3:] + names[:r % 3]:
+            for name in names[r % len(names):] + names[:r % len(names)]:
                 t = time.perf_counter()
                 for i in range(r * window, (r + 1) * window):
                     loops[name](i)
                 if r:  # round 0 warms up
                     speed[name].append(window * batch / (time.perf_counter() - t))
-        loops["trainer"].close()
+        for name in loops:
+            if name.startswith("trainer"):
+                loops[name].close()
     out = {"teacher_data": str(data), "init": str(init), "batch_size": batch,
            "threads": torch.get_num_threads(), "window_steps": window, "rounds": rounds,
            "baseline": f"experiments/distill.py at {DISTILL_COMMIT} (git show)"}
@@ -164,6 +174,9 @@ def bench_teacher(data: Path, init: Path, window: int, rounds: int, batch: int =
     for base in ("distill_train_mode", "distill_eval_mode"):
         ratios = [a / b for a, b in zip(speed["trainer"], speed[base])]
         out[f"ratio_trainer_over_{base}"] = round(statistics.median(ratios), 3)
+    if cpu_bf16:
+        ratios = [a / b for a, b in zip(speed["trainer_cpu_bf16"], speed["trainer"])]
+        out["ratio_cpu_bf16_over_fp32_trainer"] = round(statistics.median(ratios), 3)
     return out
 
 
@@ -182,11 +195,13 @@ def main() -> None:
                     help="--teacher: the network both start from")
     ap.add_argument("--rounds", type=int, default=5, help="--teacher: timed rounds of windows")
     ap.add_argument("--window", type=int, default=10, help="--teacher: steps per timing window")
+    ap.add_argument("--cpu-bf16", action="store_true",
+                    help="--teacher: also the trainer with bf16 autocast on the CPU")
     args = ap.parse_args()
     if args.teacher:
         torch.set_num_threads(args.threads)
-        print(json.dumps(bench_teacher(args.teacher, args.init, args.window, args.rounds)),
-              flush=True)
+        print(json.dumps(bench_teacher(args.teacher, args.init, args.window, args.rounds,
+                                       cpu_bf16=args.cpu_bf16)), flush=True)
         return
 
     print(json.dumps({"cpu": platform.processor() or platform.machine(),

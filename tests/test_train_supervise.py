@@ -4,6 +4,7 @@ import json
 import math
 from dataclasses import replace
 
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
@@ -233,6 +234,32 @@ def test_resume_after_a_kill_reproduces_the_next_step(data, tmp_path):
     Trainer(replace(cfg, reach_mask=None), data, split, resume=True)
     with pytest.raises(ResumeError, match=r"\['reach_mask'\]"):
         Trainer(cfg, data, split, resume=True)
+
+
+def test_cpu_bf16_autocasts_training_but_validates_in_fp32(data, tmp_path):
+    """``cpu_bf16``: the training forward runs under bf16 autocast (its policy logits come
+    out bf16), the validation in fp32 (its figures equal `train evaluate`'s of the same
+    weights); off, the default, everything is fp32. A run resumes with the setting it was
+    started with and refuses the other."""
+    from zerochess.train.supervised.trainer import evaluate_checkpoint
+
+    assert SuperviseConfig().cpu_bf16 is False
+    cfg = TINY.replace(steps=4, dropout=0.0)
+    t16 = Trainer(cfg.replace(cpu_bf16=True, stop_after_steps=2), data, tmp_path / "bf16")
+    t32 = Trainer(cfg, data, tmp_path / "fp32")
+    tokens = torch.from_numpy(t16.train_set.gather(np.arange(8)).tokens)
+    assert t16._forward(tokens)[0].dtype == torch.bfloat16
+    assert t32._forward(tokens)[0].dtype == torch.float32
+    t16.run()
+    losses = [r["loss"] for r in read_metrics(tmp_path / "bf16") if r["type"] == "train"]
+    assert len(losses) == 2 and all(math.isfinite(x) for x in losses)
+    val = t16.validate()
+    saved = t16.save_network("check.pt", val)
+    again = evaluate_checkpoint(saved, data, cfg.replace(cpu_bf16=True))
+    assert again["loss"] == pytest.approx(val["loss"], rel=1e-6)
+    with pytest.raises(ResumeError, match="cpu_bf16"):
+        Trainer(cfg, data, tmp_path / "bf16", resume=True)
+    Trainer(cfg.replace(cpu_bf16=True), data, tmp_path / "bf16", resume=True)
 
 
 def test_init_from_starts_at_the_checkpoints_weights(data, smoke_run, tmp_path):

@@ -137,12 +137,15 @@ def convert(src, dst):
                    "int8 run simulated int8; with --init-from, fine-tunes a trained network.")
 @click.option("--layers", "n_layers", type=click.IntRange(min=1), default=None,
               help="Encoder layers; with --init-from, layers appended as the identity.")
+@click.option("--cpu-bf16", is_flag=True, default=None,
+              help="bf16 autocast on the CPU: faster only on CPUs with native bf16 "
+                   "(AVX512-BF16, AMX), several times slower on AVX2-only ones.")
 @click.option("--seed", type=int, default=None, help="Seed of weights, dropout and data order.")
 @click.option("--resume", is_flag=True, help="Continue the run in OUT exactly where it stopped.")
 def supervise(data, snapshot, out, preset, config_file, device, policy_head, policy_target,
               epochs, steps, minutes, batch_size, lr, threads, init_from, attention_bias,
-              value_squares, threat_inputs, moves_left, moves_left_weight, qat, n_layers, seed,
-              resume):
+              value_squares, threat_inputs, moves_left, moves_left_weight, qat, n_layers,
+              cpu_bf16, seed, resume):
     """Train a network on DATA (one or several sets), writing checkpoints, train.log and
     metrics.jsonl to OUT.
 
@@ -164,7 +167,8 @@ def supervise(data, snapshot, out, preset, config_file, device, policy_head, pol
                           lr=lr, threads=threads, init_from=init_from,
                           attention_bias=attention_bias, value_squares=value_squares,
                           threat_inputs=threat_inputs, moves_left=moves_left,
-                          moves_left_weight=moves_left_weight, qat=qat, n_layers=n_layers, seed=seed,
+                          moves_left_weight=moves_left_weight, qat=qat, n_layers=n_layers,
+                          cpu_bf16=cpu_bf16, seed=seed,
                           data=list(data) or None, snapshot=snapshot)
         if cfg.init_from and (preset or policy_head):
             raise ValueError("--init-from takes the checkpoint's architecture; drop --preset "

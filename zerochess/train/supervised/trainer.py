@@ -134,6 +134,14 @@ def moves_left_tensor(b: Batch, model: PolicyValueModel, device) -> torch.Tensor
     return torch.from_numpy(b.moves_left).to(device, non_blocking=True)
 
 
+def autocast_bf16(cfg: SuperviseConfig, device: torch.device) -> bool:
+    """Whether the forward passes run under bf16 autocast: on a GPU with bf16 (``amp``), or
+    on the CPU when asked (``cpu_bf16``: faster only where the CPU has native bf16)."""
+    if device.type == "cuda":
+        return cfg.amp and torch.cuda.is_bf16_supported()
+    return device.type == "cpu" and cfg.cpu_bf16
+
+
 class Trainer:
     """One phase-1 run in ``run_dir``; ``run()`` trains until the budget or stop step."""
 
@@ -152,7 +160,7 @@ class Trainer:
         if cfg.threads:
             torch.set_num_threads(cfg.threads)
         self.device = resolve_device(cfg.device)
-        self.amp = cfg.amp and self.device.type == "cuda" and torch.cuda.is_bf16_supported()
+        self.amp = autocast_bf16(cfg, self.device)
         resume_path = self.run_dir / "resume.pt"
         if not resume and resume_path.exists():
             raise ResumeError(f"{self.run_dir} already holds a run; pass --resume to continue "
@@ -293,7 +301,8 @@ class Trainer:
                                                                   "snapshot": False,
                                                                   "moves_left": None,
                                                                   "moves_left_weight": 1.0,
-                                                                  "qat": None})
+                                                                  "qat": None,
+                                                                  "cpu_bf16": False})
         if diff:
             raise ResumeError(f"{path}: config differs from the saved run in {diff}")
         return s
@@ -365,8 +374,10 @@ class Trainer:
         return out
 
     def validate(self) -> dict[str, float]:
+        # a CPU run validates in fp32, as the engine plays and `train evaluate` measures
         out = validate_sets(self.model, [(s.name, s.spec.weight) for s in self.sets],
-                            self.val_sets, self.cfg, self.device, self.amp)
+                            self.val_sets, self.cfg, self.device,
+                            self.amp and self.device.type == "cuda")
         self.model.train()
         return out
 
