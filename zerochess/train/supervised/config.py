@@ -125,8 +125,8 @@ class SuperviseConfig(ConfigFile):
     cpu_bf16: bool = False
     """bf16 autocast on the CPU too (weights, optimizer and losses stay fp32). Off by default:
     it can pay only on CPUs with native bf16 (AVX512-BF16, AMX): on this project's 2-core
-    EPYC the tiny network's step was 1.34x faster beside other jobs but 1.03x alone on its
-    core (benchmarks/bench_train.py --teacher DIR --cpu-bf16; docs/benchmarks.md); on
+    EPYC the tiny network's trainer made 1.14x-1.34x the samples/s of fp32
+    (benchmarks/bench_train.py --teacher DIR --cpu-bf16; docs/benchmarks.md); on
     AVX2-only CPUs torch emulates bf16 and a step is several times slower. Measure first."""
     threads: int = 0
     """torch CPU threads; 0 keeps torch's default (all cores)."""
