@@ -277,7 +277,7 @@ def test_the_engine_plays_a_threat_network(threat_files):
 
 @pytest.mark.parametrize("name, threats", [("default", True), ("zero", False)])
 def test_the_shipped_networks_read_their_encoding_and_export_as_committed(name, threats, tmp_path):
-    """The default network (r11) reads version-2 tokens, the zero network version 1: both
+    """The default network (r13) reads version-2 tokens, the zero network version 1: both
     evaluators of each say so, the committed file names that encoding, and exporting the
     checkpoint again gives the committed file's config and, under the torch that exported
     it, its every byte."""

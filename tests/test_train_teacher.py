@@ -223,9 +223,9 @@ def test_budget_run_killed_and_resumed_is_the_run_of_its_step_count(teacher_data
 
 
 def test_config_file_holds_the_hyperparameters_recorded_in_the_shipped_network():
-    """docs/configs/r11.toml is the recipe of the shipped network (r11): every setting the
+    """docs/configs/r13.toml is the recipe of the shipped network (r13): every setting the
     trainer recorded in the checkpoint is the file's, so the documented command remakes it."""
-    cfg = SuperviseConfig.from_file(ROOT / "docs" / "configs" / "r11.toml").to_dict()
+    cfg = SuperviseConfig.from_file(ROOT / "docs" / "configs" / "r13.toml").to_dict()
     _, info = load_checkpoint(SHIPPED)
     made = info["metadata"]["supervise"]  # what `zerochess train supervise` recorded
     newer = set(cfg) - set(made)  # fields added since: at their defaults, the old behaviour
