@@ -22,24 +22,22 @@ import statistics
 
 import chess.pgn
 
-MATE = 100.0  # pawns; any mate score counts as decided
+from zerochess.match.game import MATE_CP  # the centipawns a mate counts as, as the match reports
 
 
 def opponent_evals(game: chess.pgn.Game, engine: str) -> list[tuple[int, float]]:
     """(full-move number, evaluation in pawns from `engine`'s side) after each opponent move."""
     engine_white = game.headers.get("White") == engine
     out = []
-    node = game
-    while node.variations:
-        mover_white = node.board().turn == chess.WHITE
-        fullmove = node.board().fullmove_number
-        node = node.variations[0]
-        if mover_white == engine_white:
-            continue
+    board = game.board()  # walked along the game once (node.board() replays from the start)
+    for node in game.mainline():
+        mover_white = board.turn == chess.WHITE
+        fullmove = board.fullmove_number
+        board.push(node.move)
         score = node.eval()
-        if score is None:
+        if mover_white == engine_white or score is None:
             continue
-        pawns = score.white().score(mate_score=int(MATE * 100)) / 100.0
+        pawns = score.white().score(mate_score=MATE_CP) / 100.0
         out.append((fullmove, pawns if engine_white else -pawns))
     return out
 
