@@ -79,7 +79,7 @@ def underpromotion_tables() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
 
 
 def _cpu_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
-                   bias: torch.Tensor | None = None) -> torch.Tensor:
+                   bias: torch.Tensor | None = None, scale: float | None = None) -> torch.Tensor:
     """softmax(q k^T / sqrt(D) + bias) v with plain batched matmuls, for CPU inference.
 
     At T = 72 and D = 32 the CPU flash-attention kernel behind scaled_dot_product_attention
@@ -87,8 +87,15 @@ def _cpu_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     in fp32 and 1.8x in bf16 on the attention alone, which was 13% (fp32) and 32% (bf16)
     of the small network's inference time. Same maths; training keeps SDPA (fused dropout,
     memory-efficient backward), and a test checks both paths agree.
+
+    ``scale``: 1/sqrt(D) as a Python number (the layer passes it). Computed from ``q.shape``
+    while tracing, it becomes four ONNX ops (Shape, Gather, Cast, Pow) and a Mul over every
+    attention logit that ONNX Runtime cannot fold; a constant is folded into the matmul
+    (its FusedMatMul alpha). With D = 16 the scale is 0.25, a power of two: folded or not,
+    the logits are bit for bit the same.
     """
-    scale = q.shape[-1] ** -0.5
+    if scale is None:
+        scale = q.shape[-1] ** -0.5
     att = torch.matmul(q.contiguous(), k.transpose(-2, -1).contiguous())  # (B, H, T, T)
     att = att.mul_(scale)
     if bias is not None:
@@ -107,12 +114,25 @@ def matmul_linear(cfg: NetworkConfig) -> type[nn.Linear]:
     return Int8Linear if cfg.qat else nn.Linear
 
 
+def linear_rows(cfg: NetworkConfig, t: int) -> tuple[int, ...]:
+    """The shape the Linears of ``t`` tokens a position read their input in: ``(-1, C)``,
+    every token of the batch one row, so that each Linear exports as one ``Gemm`` with its
+    bias fused in (as (B, T, C) it is a batched ``MatMul`` and a separate bias ``Add``:
+    ONNX Runtime took 1.13x the time with the tiny network at the engine's batch of 8, the
+    same outputs to 5e-5; docs/network.md); ``(-1, t, C)`` for a quantization-aware
+    network, whose int8 export rewrites ``MatMul`` nodes (``matmul_linear``)."""
+    return (-1, t, cfg.d_model) if cfg.qat else (-1, cfg.d_model)
+
+
 class EncoderLayer(nn.Module):
     """Pre-norm transformer layer: x + attn(ln(x)), then x + mlp(ln(x)); layout (B, T, C)."""
 
     def __init__(self, cfg: NetworkConfig) -> None:
         super().__init__()
         self.n_heads = cfg.n_heads
+        self.scale = (cfg.d_model // cfg.n_heads) ** -0.5  # a constant in the exported graph
+        self.seq_len, self.d_model = cfg.seq_len, cfg.d_model  # Python ints: graph constants
+        self.rows = linear_rows(cfg, cfg.seq_len)
         self.dropout = cfg.dropout
         linear = matmul_linear(cfg)
         self.ln1 = nn.LayerNorm(cfg.d_model)
@@ -127,19 +147,19 @@ class EncoderLayer(nn.Module):
                           if cfg.attention_bias else None)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        B, T, C = x.shape
-        H = self.n_heads
-        q, k, v = self.qkv(self.ln1(x)).view(B, T, 3, H, C // H).permute(2, 0, 3, 1, 4)  # 3x (B, H, T, D)
+        T, C, H = self.seq_len, self.d_model, self.n_heads
+        x = x.reshape(self.rows)  # (B*T, C): see linear_rows
+        q, k, v = self.qkv(self.ln1(x)).view(-1, T, 3, H, C // H).permute(2, 0, 3, 1, 4)  # 3x (B, H, T, D)
         if self.training or not x.is_cpu:
             p = self.dropout if self.training else 0.0
             bias = None if self.attn_bias is None else self.attn_bias.to(q.dtype)
             y = F.scaled_dot_product_attention(q, k, v, attn_mask=bias, dropout_p=p)  # (B, H, T, D)
         else:
-            y = _cpu_attention(q, k, v, self.attn_bias)  # (B, H, T, D)
-        y = y.transpose(1, 2).reshape(B, T, C)  # (B, T, C)
+            y = _cpu_attention(q, k, v, self.attn_bias, self.scale)  # (B, H, T, D)
+        y = y.transpose(1, 2).reshape(self.rows)  # (B*T, C)
         x = x + self.drop(self.proj(y))
-        x = x + self.drop(self.fc2(F.gelu(self.fc1(self.ln2(x)))))  # (B, T, C)
-        return x
+        x = x + self.drop(self.fc2(F.gelu(self.fc1(self.ln2(x)))))  # (B*T, C)
+        return x.view(-1, T, C)  # (B, T, C)
 
 
 class PooledPolicyHead(nn.Module):
@@ -171,16 +191,18 @@ class AttentionPolicyHead(nn.Module):
         self.qk = linear(cfg.policy_d, 2 * cfg.policy_d)
         self.promo = linear(cfg.policy_d, 3)  # knight, bishop, rook offsets per to-file
         self.scale = 1.0 / math.sqrt(cfg.policy_d)
+        self.policy_d, self.rows = cfg.policy_d, linear_rows(cfg, N_SQUARES)
         frm, to, piece = underpromotion_tables()
         self.register_buffer("up_flat", frm * N_SQUARES + to, persistent=False)  # (72,)
         self.register_buffer("up_offset", (to - 56) * 3 + piece, persistent=False)  # (72,)
 
     def forward(self, x: torch.Tensor, pooled: torch.Tensor) -> torch.Tensor:
-        B = x.shape[0]
-        h = F.gelu(self.embed(x[:, :N_SQUARES]))  # (B, 64, Dp)
-        q, k = self.qk(h).chunk(2, dim=-1)  # 2x (B, 64, Dp)
-        moves = torch.matmul(q, k.transpose(1, 2)).mul_(self.scale).view(B, N_FROM_TO)  # (B, 4096)
-        promo = self.promo(k[:, 56:]).reshape(B, 24)  # (B, 8 to-files x 3 pieces)
+        # -1 and constants, not x.shape: a shape read at trace time is ops in the graph
+        h = F.gelu(self.embed(x[:, :N_SQUARES].reshape(self.rows)))  # (B*64, Dp): linear_rows
+        qk = self.qk(h).view(-1, N_SQUARES, 2 * self.policy_d)  # (B, 64, 2Dp)
+        q, k = qk[..., :self.policy_d], qk[..., self.policy_d:]  # 2x (B, 64, Dp); chunk() reads shapes
+        moves = torch.matmul(q, k.transpose(1, 2)).mul_(self.scale).view(-1, N_FROM_TO)  # (B, 4096)
+        promo = self.promo(k[:, 56:]).reshape(-1, 24)  # (B, 8 to-files x 3 pieces)
         under = moves[:, self.up_flat] + promo[:, self.up_offset]  # (B, 72)
         return torch.cat([moves, under], dim=1)  # (B, P)
 
