@@ -58,7 +58,8 @@ from libc.stdint cimport uint8_t, uint16_t, int16_t, uint64_t, int32_t, int64_t
 from libc.stdlib cimport malloc, realloc, free
 from zerochess.engine.board cimport (
     Position, Move, Undo, GameStatus, ONGOING, CHECKMATE, MAX_MOVES, generate_legal,
-    NO_PIECE, make_move, unmake_move, in_check, insufficient_material, repetition_key,
+    NO_PIECE, PAWN, make_move, unmake_move, in_check, move_from, move_to, move_promotion,
+    is_castling, insufficient_material, repetition_key,
     repetition_count, position_status, Board)
 from zerochess.engine.encoding cimport SEQ_LEN, encode_position, move_index
 from zerochess.search.tt cimport tt_probe, tt_store, nn_cache_key
@@ -169,7 +170,7 @@ cdef int32_t _select(TreeData* t, int32_t idx, bint at_root) noexcept nogil:
     cdef int32_t i, best = 0
     cdef double vl = t.virtual_loss
     cdef double started, children, visited_policy = 0.0
-    cdef double q, score, denom, best_score = -INFINITY
+    cdef double q, score, denom, prior, best_score = -INFINITY
     cdef double parent_q = (-n.wl / n.visits) if n.visits > 0 else 0.0
     cdef double cpuct = t.cpuct_init + t.cpuct_factor * log((n.visits + t.cpuct_base) / t.cpuct_base)
     cdef double fpu
@@ -196,7 +197,10 @@ cdef int32_t _select(TreeData* t, int32_t idx, bint at_root) noexcept nogil:
                 q = proven_value(c.proven)
             elif denom > 0.0:
                 q = (c.wl - vl * c.in_flight) / denom
-        score = q + cpuct * e[i].prior / (1.0 + started)
+        prior = e[i].prior
+        if e[i].tactical and prior < t.tactical_prior:   # SearchParams.tactical_prior
+            prior = t.tactical_prior
+        score = q + cpuct * prior / (1.0 + started)
         if use_m and e[i].child >= 0:
             if c.proven != PROVEN_NONE:               # its exact distance
                 score += _m_utility(t, c.plies - 1.0, parent_m, q)
@@ -235,17 +239,27 @@ cdef void _find_immediate_results(TreeData* t, int32_t idx, Position* pos) noexc
     insufficient material gets a TERMINAL proven draw child (selection values it at 0 at
     once, so a losing side finds the piece it can take for a draw, and the side that would
     leave that piece sees it). idx is still evaluated: its priors serve selection if it
-    becomes the root. A child the tree has no room for is skipped."""
+    becomes the root. A child the tree has no room for is skipped.
+    Each edge is also marked ``tactical`` (a capture, en passant included, a promotion or a
+    check) for ``SearchParams.tactical_prior``."""
     cdef Move replies[MAX_MOVES]
     cdef Undo undo
     cdef Edge* e = &t.edges[t.nodes[idx].first_edge]
     cdef int i, n_edges = t.nodes[idx].n_edges
     cdef int32_t child
     cdef uint8_t result
+    cdef bint check, en_passant, done = False    # done: a mate found, or the tree full
     for i in range(n_edges):
+        en_passant = (move_to(e[i].move) == pos.ep and not is_castling(e[i].move)
+                      and pos.squares[move_from(e[i].move)] % 6 == PAWN)
         make_move(pos, e[i].move, &undo)
         result = PROVEN_NONE
-        if in_check(pos) and generate_legal(pos, replies) == 0:
+        check = in_check(pos)
+        e[i].tactical = (check or en_passant or undo.captured != NO_PIECE
+                         or move_promotion(e[i].move) != 0)
+        if done:
+            pass                                      # only the marks are still wanted
+        elif check and generate_legal(pos, replies) == 0:
             result = PROVEN_WIN
         elif undo.captured != NO_PIECE and insufficient_material(pos):
             result = PROVEN_DRAW
@@ -254,7 +268,8 @@ cdef void _find_immediate_results(TreeData* t, int32_t idx, Position* pos) noexc
             continue
         child = tree_new_node(t, idx)                 # may move t.nodes, never t.edges
         if child < 0:
-            return
+            done = True
+            continue
         e[i].child = child
         t.nodes[child].state = TERMINAL
         t.nodes[child].proven = result
@@ -262,7 +277,7 @@ cdef void _find_immediate_results(TreeData* t, int32_t idx, Position* pos) noexc
         if result == PROVEN_WIN:
             t.nodes[idx].proven = PROVEN_LOSS
             t.nodes[idx].plies = 2
-            return
+            done = True
 
 
 cdef int _expand(TreeData* t, BatchData* b, int32_t idx, Position* pos, int32_t nh,
@@ -306,6 +321,7 @@ cdef int _expand(TreeData* t, BatchData* b, int32_t idx, Position* pos, int32_t 
     for i in range(n_moves):
         e[i].move = moves[i]
         e[i].prior = 0.0
+        e[i].tactical = False
         e[i].child = -1
     _find_immediate_results(t, idx, pos)
     n = &t.nodes[idx]                                 # the nodes may have moved

@@ -35,6 +35,13 @@ class SearchParams:
     virtual_loss: float = 1.0
     """Each in-flight simulation counts as this many lost visits while its leaf waits for
     the evaluator, so that one batch spreads over different leaves."""
+    tactical_prior: float = 0.0
+    """Selection's floor under the prior of a tactical move (a capture, a promotion or a
+    move that gives check): PUCT's exploration term uses max(prior, tactical_prior) for
+    such a move, so a small network's near-zero prior on a capture or check cannot hide it
+    from the search, while its value still decides. The priors themselves (reported,
+    recorded, noised, and the FPU's visited mass) are unchanged. 0: off (the UCI option
+    ``TacticalPrior``)."""
     minibatch: int = 32
     """Leaves gathered per evaluator call (per tree in a Forest)."""
     threads: int = 1
@@ -107,6 +114,8 @@ class SearchParams:
                 raise ValueError(f"{name} must be a finite number, got {getattr(self, name)!r}")
         if not self.cpuct_base > 0:
             raise ValueError(f"cpuct_base must be > 0, got {self.cpuct_base!r}")
+        if not 0.0 <= self.tactical_prior <= 1.0:
+            raise ValueError(f"tactical_prior must be in [0, 1], got {self.tactical_prior!r}")
         if not 0.0 <= self.dirichlet_fraction <= 1.0:
             raise ValueError(f"dirichlet_fraction must be in [0, 1], got {self.dirichlet_fraction!r}")
         if not 0.0 <= self.full_search_probability <= 1.0:

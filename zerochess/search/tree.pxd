@@ -20,6 +20,7 @@ cdef enum Proven:          # exact result, from the side that moved INTO the nod
 
 ctypedef struct Edge:
     Move move
+    uint8_t tactical       # a capture, a promotion or a check (set at expansion; fits the padding)
     float prior            # from the evaluator (or the cache); root noise mixed in
     int32_t child          # node index, -1 until the edge is first chosen
 
@@ -65,6 +66,7 @@ ctypedef struct TreeData:
     double fpu_reduction
     double fpu_reduction_root
     double virtual_loss
+    double tactical_prior  # selection's floor under a tactical edge's prior; 0: off
     int32_t minibatch
     int32_t max_collisions
     bint known_endgames    # value known wins against a bare king by known_endgames.pxd

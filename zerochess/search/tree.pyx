@@ -213,6 +213,7 @@ cdef class Tree:
         self.data.fpu_reduction = params.fpu_reduction
         self.data.fpu_reduction_root = params.root_fpu_reduction
         self.data.virtual_loss = params.virtual_loss
+        self.data.tactical_prior = params.tactical_prior
         self.data.minibatch = params.minibatch
         self.data.max_collisions = params.max_collisions
         self.data.known_endgames = params.known_endgames
@@ -411,7 +412,8 @@ cdef class Tree:
         ``d`` (means from the root's side to move; NaN when unvisited), ``proven``
         (0 none, 1 win, 2 draw, 3 loss, for the root's side to move), ``plies``, and
         ``m``: the plies left from the move's position (the moves-left head's, backed up;
-        a proven move's exact distance; NaN when unvisited and unproven)."""
+        a proven move's exact distance; NaN when unvisited and unproven), ``tactical``
+        (a capture, a promotion or a check: ``SearchParams.tactical_prior`` applies)."""
         cdef Node* r = &self.data.nodes[0]
         cdef int i, n = r.n_edges if r.first_edge >= 0 else 0
         cdef Edge* e
@@ -426,12 +428,14 @@ cdef class Tree:
             "proven": np.zeros(n, dtype=np.uint8),
             "plies": np.zeros(n, dtype=np.int32),
             "m": np.full(n, np.nan),
+            "tactical": np.zeros(n, dtype=bool),
         }
         for i in range(n):
             e = &self.data.edges[r.first_edge + i]
             out["moves"].append(move_to_uci(e.move, self.root_board.chess960))
             out["index"][i] = move_index(&self.data.root_pos, e.move)
             out["prior"][i] = e.prior
+            out["tactical"][i] = e.tactical
             if e.child >= 0:
                 c = &self.data.nodes[e.child]
                 out["visits"][i] = c.visits

@@ -179,6 +179,10 @@ OPTIONS: tuple[Option, ...] = (
     search_option("FpuReduction", "fpu_reduction", "First-play urgency: an unvisited move's "
                   "value is the parent's value minus this times the square root of the visited "
                   "policy mass.", -10.0, 10.0),
+    search_option("TacticalPrior", "tactical_prior", "Search: the smallest prior PUCT "
+                  "gives a capture, a promotion or a check (the network's prior when larger), "
+                  "so a tactical move the network overlooks still gets visits; 0 = off "
+                  "(docs/search.md).", 0.0, 1.0),
     search_option("MovesLeftMaxEffect", "moves_left_max_effect", "With a network that "
                   "predicts the plies left (moves-left head), the most a move's score gains or "
                   "loses for ending the game sooner (winning side) or later (losing side), as "
