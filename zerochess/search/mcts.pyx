@@ -59,7 +59,7 @@ from libc.stdlib cimport malloc, realloc, free
 from zerochess.engine.board cimport (
     Position, Move, Undo, GameStatus, ONGOING, CHECKMATE, MAX_MOVES, generate_legal,
     NO_PIECE, PAWN, make_move, unmake_move, in_check, move_from, move_to, move_promotion,
-    is_castling, insufficient_material, repetition_key,
+    insufficient_material, repetition_key,
     repetition_count, position_status, Board)
 from zerochess.engine.encoding cimport SEQ_LEN, encode_position, move_index
 from zerochess.search.tt cimport tt_probe, tt_store, nn_cache_key
@@ -250,7 +250,8 @@ cdef void _find_immediate_results(TreeData* t, int32_t idx, Position* pos) noexc
     cdef uint8_t result
     cdef bint check, en_passant, done = False    # done: a mate found, or the tree full
     for i in range(n_edges):
-        en_passant = (move_to(e[i].move) == pos.ep and not is_castling(e[i].move)
+        # a pawn's only move onto the en passant square is the capture there
+        en_passant = (move_to(e[i].move) == pos.ep
                       and pos.squares[move_from(e[i].move)] % 6 == PAWN)
         make_move(pos, e[i].move, &undo)
         result = PROVEN_NONE
