@@ -7,12 +7,13 @@ games already played, from PGNs: `zerochess rate`).
 """
 
 from zerochess.match.config import (
-    DrawAdjudication, EngineSpec, MatchConfig, MatchConfigError, ResignAdjudication, TimeControl,
+    DrawAdjudication, EngineSpec, Limit, MatchConfig, MatchConfigError, ResignAdjudication,
+    TimeControl,
 )
 from zerochess.match.runner import MatchError, MatchResult, run_match
 from zerochess.match.stats import EloEstimate, Sprt, estimate
 
 __all__ = [
     "run_match", "MatchConfig", "MatchResult", "MatchError", "MatchConfigError", "EngineSpec",
-    "TimeControl", "DrawAdjudication", "ResignAdjudication", "EloEstimate", "Sprt", "estimate",
+    "Limit", "TimeControl", "DrawAdjudication", "ResignAdjudication", "EloEstimate", "Sprt", "estimate",
 ]

@@ -10,7 +10,7 @@ from tqdm import tqdm
 
 from zerochess.match.config import (
     DrawAdjudication, EngineSpec, MatchConfig, MatchConfigError, ResignAdjudication,
-    TimeControl, apply_option, parse_fields,
+    TimeControl, apply_limit, apply_option, parse_fields,
 )
 from zerochess.match.runner import MatchError, MatchResult, run_match
 from zerochess.match.stats import Sprt
@@ -27,6 +27,9 @@ def report(result: MatchResult) -> list[str]:
     if est.games:
         lines.append(est.summary())
     forfeits = result.forfeit_counts()
+    if result.config.odds:
+        lines.append("limits: " + ", ".join(f"{e.name} {result.config.limit_of(e.name).describe()}"
+                                            for e in result.config.engines))
     if any(g.opening.chess960 for g in result.games):
         lines.append("variant: Chess960 (UCI_Chess960 on, castling as king takes rook)")
     lines.append(f"forfeits: {sum(forfeits.values())}")
@@ -51,6 +54,10 @@ def report(result: MatchResult) -> list[str]:
 @click.option("--nodes", type=click.IntRange(1), help="Fixed nodes per move instead of a clock.")
 @click.option("--movetime", type=click.FloatRange(0, min_open=True),
               help="Fixed seconds per move instead of a clock.")
+@click.option("--limit", "limits", multiple=True, metavar="NAME.nodes=N",
+              help="Engine NAME's own limit instead of the match's, for time or node odds: "
+                   "NAME.tc=10+0.1, NAME.nodes=N or NAME.movetime=S (cutechess's per-engine "
+                   "tc=/nodes=); on nodes or movetime it plays without a clock.")
 @click.option("--openings", type=click.Path(exists=True, dir_okay=False),
               help="Opening suite, .epd or .pgn (default: the start position).")
 @click.option("--openings-order", type=click.Choice(["sequential", "random"]),
@@ -81,7 +88,7 @@ def report(result: MatchResult) -> list[str]:
 @click.option("--engine-stderr", is_flag=True, help="Show the engines' stderr.")
 @click.option("--fail-on-forfeit", is_flag=True, help="Exit with status 1 if any game was forfeited.")
 @click.option("--progress/--no-progress", default=True, help="Show a progress bar.")
-def match(engines, options, games, tc, nodes, movetime, openings, openings_order, openings_plies,
+def match(engines, options, games, tc, nodes, movetime, limits, openings, openings_order, openings_plies,
           openings_start, variant, seed, concurrency, pgn_out, event, timemargin, move_timeout,
           draw_adjudication, resign_adjudication, maxmoves, sprt, engine_stderr,
           fail_on_forfeit, progress):
@@ -94,6 +101,8 @@ def match(engines, options, games, tc, nodes, movetime, openings, openings_order
         specs = [EngineSpec.parse(text) for text in engines]
         for text in options:
             apply_option(specs, text)
+        for text in limits:
+            apply_limit(specs, text)
         config = MatchConfig(
             specs, games=games, tc=TimeControl.parse(tc) if tc else None, nodes=nodes,
             movetime=movetime, openings=openings, openings_order=openings_order,

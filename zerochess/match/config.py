@@ -15,10 +15,12 @@ class MatchConfigError(ValueError):
 
 @dataclass
 class EngineSpec:
-    """A UCI engine: a name for the PGN and report, the command (argv) and its UCI options."""
+    """A UCI engine: a name for the PGN and report, the command (argv), its UCI options and,
+    for time or node odds, its own limit (None: the match's)."""
     name: str
     command: list[str]
     options: dict[str, str] = field(default_factory=dict)
+    limit: "Limit | None" = None
 
     @classmethod
     def parse(cls, text: str) -> "EngineSpec":
@@ -58,6 +60,48 @@ class TimeControl:
         """The PGN TimeControl tag: ``base+inc`` or ``moves/base+inc`` (seconds)."""
         text = f"{self.base:g}" + (f"+{self.increment:g}" if self.increment else "")
         return f"{self.moves}/{text}" if self.moves else text
+
+
+@dataclass(frozen=True)
+class Limit:
+    """How an engine is asked to move: a clock (``tc``), fixed ``nodes`` or fixed seconds
+    (``movetime``) per move; exactly one. An engine on nodes or movetime plays without a
+    clock, as cutechess-cli's per-engine ``nodes=N tc=inf`` does."""
+    tc: TimeControl | None = None
+    nodes: int | None = None
+    movetime: float | None = None
+
+    def __post_init__(self):
+        if sum(x is not None for x in (self.tc, self.nodes, self.movetime)) != 1:
+            raise MatchConfigError("a limit is exactly one of a time control, nodes or movetime")
+        if (self.nodes is not None and self.nodes < 1) or (
+                self.movetime is not None and not self.movetime > 0):
+            raise MatchConfigError("nodes must be at least 1 and movetime positive")
+
+    @classmethod
+    def parse(cls, text: str) -> "Limit":
+        """``tc=10+0.1``, ``nodes=2500`` or ``movetime=0.5`` (seconds)."""
+        key, sep, value = (part.strip() for part in text.partition("="))
+        if not sep or key not in ("tc", "nodes", "movetime"):
+            raise MatchConfigError(f"limit must be tc=[moves/]base[+inc], nodes=N or "
+                                   f"movetime=S, got {text!r}")
+        if key == "tc":
+            return cls(tc=TimeControl.parse(value))
+        try:
+            number = int(value) if key == "nodes" else float(value)
+        except ValueError:
+            raise MatchConfigError(f"limit {text!r}: {key} takes a number, not {value!r}") from None
+        return cls(nodes=number) if key == "nodes" else cls(movetime=number)
+
+    def pgn(self) -> str:
+        """The PGN TimeControl tag's value, ``-`` without a clock."""
+        return self.tc.pgn() if self.tc else "-"
+
+    def describe(self) -> str:
+        """``10+0.1``, ``nodes=2500`` or ``movetime=0.5s``: the Limit tags and reports."""
+        if self.tc:
+            return self.tc.pgn()
+        return f"nodes={self.nodes}" if self.nodes is not None else f"movetime={self.movetime:g}s"
 
 
 @dataclass(frozen=True)
@@ -130,17 +174,47 @@ class MatchConfig:
         if self.engines[0].name == self.engines[1].name:
             raise MatchConfigError(f"the two engines need different names, both are "
                                    f"{self.engines[0].name!r}")
-        if sum(x is not None for x in (self.tc, self.nodes, self.movetime)) != 1:
-            raise MatchConfigError("give exactly one of a time control (--tc), --nodes or --movetime")
+        given = sum(x is not None for x in (self.tc, self.nodes, self.movetime))
+        if given > 1 or (given == 0 and not all(e.limit for e in self.engines)):
+            raise MatchConfigError("give exactly one of a time control (--tc), --nodes or "
+                                   "--movetime (or a --limit for each engine)")
         if self.games < 1 or self.concurrency < 1:
             raise MatchConfigError("games and concurrency must be at least 1")
         if self.openings_order not in ("sequential", "random"):
             raise MatchConfigError("openings order must be 'sequential' or 'random'")
         if self.variant not in (None, "standard", "chess960"):
             raise MatchConfigError(f"variant must be 'standard' or 'chess960', got {self.variant!r}")
+        for spec in self.engines:
+            self.limit_of(spec.name)  # a Limit that cannot be built raises here
         if self.variant == "chess960" and not self.openings:
             raise MatchConfigError("a Chess960 match needs --openings with Chess960 start "
                                    "positions, e.g. books/FRC_openings.epd")
+
+    @property
+    def limit(self) -> Limit | None:
+        """The match's limit (``--tc``/``--nodes``/``--movetime``); None when every engine
+        has its own."""
+        if self.tc is None and self.nodes is None and self.movetime is None:
+            return None
+        return Limit(self.tc, self.nodes, self.movetime)
+
+    def limit_of(self, name: str) -> Limit:
+        """The limit engine ``name`` plays under: its own (``--limit``) or the match's."""
+        for spec in self.engines:
+            if spec.name == name and spec.limit is not None:
+                return spec.limit
+        limit = self.limit
+        if limit is None:
+            raise MatchConfigError(f"engine {name!r} has no limit: give --tc, --nodes or "
+                                   f"--movetime, or --limit {name}.nodes=N")
+        return limit
+
+    @property
+    def odds(self) -> bool:
+        """True when the engines play under different limits (time or node odds); False
+        without limits (games read back from PGNs by `zerochess rate`)."""
+        limits = [e.limit or self.limit for e in self.engines]
+        return None not in limits and len(set(limits)) > 1
 
 
 def apply_option(engines: list[EngineSpec], text: str) -> None:
@@ -155,4 +229,19 @@ def apply_option(engines: list[EngineSpec], text: str) -> None:
             spec.options[option.strip()] = value.strip()
             return
     raise MatchConfigError(f"option {text!r}: no engine named {name!r} "
+                           f"(engines: {', '.join(s.name for s in engines)})")
+
+
+def apply_limit(engines: list[EngineSpec], text: str) -> None:
+    """``NAME.tc=...``, ``NAME.nodes=N`` or ``NAME.movetime=S``: engine NAME's own limit
+    instead of the match's (time or node odds, cutechess-cli's per-engine ``tc=``/``nodes=``)."""
+    name, dot, rest = text.partition(".")
+    if not dot:
+        raise MatchConfigError(f"limit must be ENGINE.tc=..., ENGINE.nodes=N or "
+                               f"ENGINE.movetime=S, got {text!r}")
+    for spec in engines:
+        if spec.name == name:
+            spec.limit = Limit.parse(rest)
+            return
+    raise MatchConfigError(f"limit {text!r}: no engine named {name!r} "
                            f"(engines: {', '.join(s.name for s in engines)})")

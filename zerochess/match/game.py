@@ -111,17 +111,22 @@ class Adjudicator:
         return None
 
 
-def _limit(config: MatchConfig, clocks: dict, moves_left: dict, turn: chess.Color
+def _limit(limits: dict, clocks: dict, moves_left: dict, turn: chess.Color
            ) -> chess.engine.Limit:
-    if config.nodes is not None:
-        return chess.engine.Limit(nodes=config.nodes)
-    if config.movetime is not None:
-        return chess.engine.Limit(time=config.movetime)
-    tc = config.tc
-    return chess.engine.Limit(white_clock=max(clocks[chess.WHITE], 0.001),
-                              black_clock=max(clocks[chess.BLACK], 0.001),
-                              white_inc=tc.increment, black_inc=tc.increment,
-                              remaining_moves=moves_left[turn] if tc.moves else None)
+    """The ``go`` for the mover: its nodes or movetime, or the clocks of the sides that have
+    one (an opponent on nodes or movetime has none to send)."""
+    own = limits[turn]
+    if own.nodes is not None:
+        return chess.engine.Limit(nodes=own.nodes)
+    if own.movetime is not None:
+        return chess.engine.Limit(time=own.movetime)
+    white, black = limits[chess.WHITE].tc, limits[chess.BLACK].tc
+    return chess.engine.Limit(
+        white_clock=max(clocks[chess.WHITE], 0.001) if white else None,
+        black_clock=max(clocks[chess.BLACK], 0.001) if black else None,
+        white_inc=white.increment if white else None,
+        black_inc=black.increment if black else None,
+        remaining_moves=moves_left[turn] if own.tc.moves else None)
 
 
 async def play_game(record: GameRecord, engines: dict[chess.Color, EngineProcess],
@@ -130,9 +135,11 @@ async def play_game(record: GameRecord, engines: dict[chess.Color, EngineProcess
     for engine misbehaviour (it becomes a forfeit); engines left in a bad state are killed."""
     record.start_time = time.time()
     board = record.opening.board()
-    tc = config.tc
-    clocks = {c: (tc.base if tc else 0.0) for c in chess.COLORS}
-    moves_left = {c: (tc.moves if tc and tc.moves else 0) for c in chess.COLORS}
+    limits = {chess.WHITE: config.limit_of(record.white),
+              chess.BLACK: config.limit_of(record.black)}
+    clocks = {c: (limits[c].tc.base if limits[c].tc else 0.0) for c in chess.COLORS}
+    moves_left = {c: (limits[c].tc.moves if limits[c].tc and limits[c].tc.moves else 0)
+                  for c in chess.COLORS}
     adjudicator = Adjudicator(config)
 
     def finish(result: str, termination: str, reason: str, forfeit: str | None = None):
@@ -165,13 +172,14 @@ async def play_game(record: GameRecord, engines: dict[chess.Color, EngineProcess
             return finish(outcome[0], "normal", outcome[1])
         turn = board.turn
         engine = engines[turn]
+        tc = limits[turn].tc
         if tc:
             wait = clocks[turn] + config.timemargin
-        elif config.movetime is not None:
-            wait = config.movetime + config.timemargin + config.move_timeout
+        elif limits[turn].movetime is not None:
+            wait = limits[turn].movetime + config.timemargin + config.move_timeout
         else:
             wait = config.move_timeout
-        limit = _limit(config, clocks, moves_left, turn)
+        limit = _limit(limits, clocks, moves_left, turn)
         start = time.monotonic()
         try:
             played = await asyncio.wait_for(engine.play(board, limit), wait)

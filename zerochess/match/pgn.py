@@ -1,7 +1,8 @@
 """PGN of match games, with the runner's clock after each move as ``[%clk h:mm:ss]``, the
 engine's score as ``[%eval ...]`` (lichess/ChessBase annotations that python-chess and GUIs
 read) and the think time as ``{0.52s}``, book moves marked ``{book}``, and the reason the game
-ended as the last comment (cutechess's style: ``{White loses on time}``)."""
+ended as the last comment (cutechess's style: ``{White loses on time}``). With time or node
+odds each side's limit has its own tags (``WhiteTimeControl``, ``BlackLimit`` ...)."""
 
 from __future__ import annotations
 
@@ -29,11 +30,16 @@ def game_pgn(record: GameRecord, config: MatchConfig, site: str = "?") -> chess.
         root.pop()
     if root.fen() != chess.STARTING_FEN or root.chess960:
         game.setup(root)  # FEN and SetUp "1"; Variant "Chess960" for a Chess960 board
-    if config.tc:
-        h["TimeControl"] = config.tc.pgn()
-    else:
-        h["TimeControl"] = "-"
-        h["Limit"] = f"nodes={config.nodes}" if config.nodes else f"movetime={config.movetime:g}s"
+    white, black = config.limit_of(record.white), config.limit_of(record.black)
+    if white == black:
+        h["TimeControl"] = white.pgn()
+        if not white.tc:
+            h["Limit"] = white.describe()
+    else:  # time or node odds: each side's own, as cutechess writes them
+        for side, limit in (("White", white), ("Black", black)):
+            h[f"{side}TimeControl"] = limit.pgn()
+            if not limit.tc:
+                h[f"{side}Limit"] = limit.describe()
     h["Termination"] = record.termination
     h["PlyCount"] = str(len(record.opening.moves) + len(record.moves))
     node = game
