@@ -100,17 +100,26 @@ def test_asynchronous_search_fills_batches_better_than_rounds(init_ckpt, tmp_pat
     assert fill["async"] > fill["rounds"] + 0.1, fill
 
 
-def test_processes_backend_survives_a_killed_actor(init_ckpt, tmp_path):
+def test_processes_backend_survives_a_killed_actor(init_ckpt, tmp_path, monkeypatch):
+    """The first actor handed a second chunk dies with it in flight. Deterministic: the process is killed
+    and reaped before the chunk is handed to it, so the driver has a chunk out that no
+    one will answer, whatever the machine's speed or the actors' scheduling."""
+    from zerochess.train.selfplay.backends import LocalBackend
+
     cfg = ACTORS_ONLY.replace(workers=2, backend="processes", games_per_iteration=12)
     run = SelfPlayRun(cfg, tmp_path / "run", init_ckpt)
-    killed = []
+    killed, submit = [], LocalBackend.submit
 
-    def progress(event, data):
-        if event == "game" and not killed:
-            run.fleet.backend.kill(0)
-            killed.append(True)
+    def submit_to_a_dead_actor(self, task, blobs):
+        if task.chunk == 1 and not killed:
+            self.kill(task.actor)
+            self.workers[task.actor].join(timeout=30)
+            assert not self.workers[task.actor].is_alive()
+            killed.append(task)
+        submit(self, task, blobs)
 
-    summary = run.run(progress)
+    monkeypatch.setattr(LocalBackend, "submit", submit_to_a_dead_actor)
+    summary = run.run()
     assert killed and summary["games_total"] == 12
     shards = shards_of(tmp_path / "run")
     assert sum(s.games for s in shards) == 12
@@ -141,31 +150,35 @@ def test_ray_iteration_equals_the_process_backends(ray_cluster, init_ckpt, tmp_p
     assert sum(len(s) for s in a) == sum(len(s) for s in b) > 0
 
 
-def test_ray_killed_actor_loses_only_its_games(ray_cluster, init_ckpt, tmp_path):
+def test_ray_killed_actor_loses_only_its_games(ray_cluster, init_ckpt, tmp_path, monkeypatch):
+    """The first actor handed a second chunk dies with it in flight (8 chunks for 2 actors:
+    one of them gets a second). Deterministic (it once failed by chance
+    on a slower machine, when it waited for a game to end while a chunk was still out): the
+    actor is killed, and its death confirmed, before the chunk is handed to it, so the
+    driver holds a chunk that no one will answer whatever the scheduling."""
+    from zerochess.train.selfplay.backends import RayBackend
+
     cfg = ACTORS_ONLY.replace(workers=2, backend="ray", games_per_iteration=16, threads=1)
     run = SelfPlayRun(cfg, tmp_path / "run", init_ckpt)
-    seen, killed = {}, []
+    seen, killed, submit = {}, [], RayBackend.submit
 
-    def progress(event, data):
-        if event != "game":
-            return
-        backend = run.fleet.backend
-        if not seen:
+    def submit_to_a_dead_actor(self, task, blobs):
+        if task.chunk == 1 and not killed:
             # no shared directory: each actor works in a temporary directory of its own
-            for a, handle in backend.handles.items():
-                node, cwd, private = ray_cluster.get(handle.where.remote())
+            # (asked here, while both are alive; an actor answers between chunks)
+            for a, h in self.handles.items():
+                node, cwd, private = ray_cluster.get(h.where.remote(), timeout=120)
                 seen[a] = (cwd, private)
-        elif not killed:
-            # Kill an actor whose chunk is still being played (an idle actor's death loses
-            # nothing, and a Ray actor answers where() only between chunks).
-            busy = [t.actor for f, t in list(backend.futures.items())
-                    if not ray_cluster.wait([f], timeout=0)[0]]
-            if busy:
-                backend.kill(busy[0])
-                killed.append(busy[0])
+            handle = self.handles[task.actor]
+            self.kill(task.actor)
+            with pytest.raises(ray_cluster.exceptions.RayActorError):
+                ray_cluster.get(handle.where.remote(), timeout=60)
+            killed.append(task)
+        submit(self, task, blobs)
 
-    summary = run.run(progress)
-    assert killed, "no game ended while an actor had a chunk in flight"
+    monkeypatch.setattr(RayBackend, "submit", submit_to_a_dead_actor)
+    summary = run.run()
+    assert killed
     assert summary["games_total"] == 16
     shards = shards_of(tmp_path / "run")
     assert sum(s.games for s in shards) == 16
