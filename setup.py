@@ -38,9 +38,9 @@ def ext(name):
 
 
 EXTENSIONS = [
-    ext("zerochess.engine.board"),
-    ext("zerochess.engine.encoding"),
-    ext("zerochess.engine.threats"),
+    ext("zerochess.chess.board"),
+    ext("zerochess.chess.encoding"),
+    ext("zerochess.chess.threats"),
     ext("zerochess.search.tt"),
     ext("zerochess.search.tree"),
     ext("zerochess.search.mcts"),

@@ -36,7 +36,7 @@ from pathlib import Path
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from zerochess.engine.backends import network_path  # noqa: E402
+from zerochess.neural.backends import network_path  # noqa: E402
 from zerochess.train.selfplay.config import SelfPlayConfig  # noqa: E402
 from zerochess.train.selfplay.loop import SelfPlayRun  # noqa: E402
 from zerochess.train.selfplay.reports import ChunkTask, NetworkRef  # noqa: E402

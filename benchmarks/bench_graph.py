@@ -36,7 +36,7 @@ RUNTIME = "onnx-fp32"
 
 
 def main() -> None:
-    from zerochess.engine.shipped import shipped_network_path
+    from zerochess.neural.shipped import shipped_network_path
     from zerochess.uci.options import ENGINE_PARAMS
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])

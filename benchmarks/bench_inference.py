@@ -57,8 +57,8 @@ SEARCH_FENS = (0, 1, 3, 4)
 # -- worker: one runtime, one thread count ---------------------------------------------------
 def serve(args) -> None:
     """Answer the driver's JSON commands on stdin with JSON lines on stdout."""
-    from zerochess.engine.backends import make_evaluator
-    from zerochess.engine.board import Board
+    from zerochess.neural.backends import make_evaluator
+    from zerochess.chess.board import Board
     from zerochess.search.results import SearchLimits
     from zerochess.search.search import Search
     from zerochess.tools.bench import OPEN_FENS
@@ -133,7 +133,7 @@ class Worker:
 def cpu_description() -> str:
     import torch
 
-    from zerochess.engine.torch_evaluator import native_bf16
+    from zerochess.neural.torch_evaluator import native_bf16
 
     model = "?"
     try:
@@ -146,7 +146,7 @@ def cpu_description() -> str:
 
 
 def measure_network(network: str, args) -> None:
-    from zerochess.engine.torch_evaluator import native_bf16
+    from zerochess.neural.torch_evaluator import native_bf16
 
     runtimes = args.runtimes.split(",") if args.runtimes else (
         [BASELINE] + (["torch-bf16"] if native_bf16() else []) + ["onnx-fp32"])

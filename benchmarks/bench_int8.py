@@ -22,7 +22,7 @@ engine's.
 
 A quantization-aware checkpoint (``NetworkConfig.qat``, ``zerochess train supervise --qat``)
 is held to the bars against what it was trained to compute, its own simulated-int8 torch
-forward (``zerochess.engine.fake_quant``), on the same batches: all 512 positions in one
+forward (``zerochess.neural.fake_quant``), on the same batches: all 512 positions in one
 call, and in calls of 8 (the engine's MinibatchSize; the activations' int8 scales are per
 call). Also printed, for scale: the int8 file against the fp32 function of the same weights,
 and how much the per-call scales move the outputs (fake quant in calls of 8 against one call).
@@ -69,7 +69,7 @@ def session(path, threads: int):
     file path or the model's bytes."""
     import onnxruntime as ort
 
-    from zerochess.engine.onnx_evaluator import session_options
+    from zerochess.neural.onnx_evaluator import session_options
 
     return ort.InferenceSession(path, session_options(threads),
                                 providers=["CPUExecutionProvider"])
@@ -110,7 +110,7 @@ def run_chunks(run, tokens, chunk: int):
 
 
 def codes(x: np.ndarray) -> np.ndarray:
-    """DynamicQuantizeLinear's uint8 codes of ``x`` (zerochess.engine.fake_quant's rule)."""
+    """DynamicQuantizeLinear's uint8 codes of ``x`` (zerochess.neural.fake_quant's rule)."""
     lo, hi = min(x.min(), 0), max(x.max(), 0)
     scale = np.float32((hi - lo) / np.float32(255)) if hi > lo else np.float32(1)
     zero = np.round(np.clip(0 - lo / scale, 0, 255))
@@ -125,10 +125,10 @@ def code_flips(fp32, tokens: np.ndarray, threads: int) -> None:
     import onnx
     import torch
 
-    from zerochess.engine.fake_quant import int8_linears
-    from zerochess.engine.int8_export import matmul_node_names
-    from zerochess.engine.network import build_model
-    from zerochess.engine.onnx_evaluator import export_onnx
+    from zerochess.neural.fake_quant import int8_linears
+    from zerochess.neural.int8_export import matmul_node_names
+    from zerochess.neural.network import build_model
+    from zerochess.neural.onnx_evaluator import export_onnx
 
     names = int8_linears(build_model(dataclasses.replace(fp32.config, qat=True)))
     graph = export_onnx(fp32)
@@ -157,10 +157,10 @@ def qat_checkpoint(args) -> None:
     """A QAT checkpoint: its int8 file against its own fake-quant forward, then speed."""
     import torch
 
-    from zerochess.engine.checkpoint import load_checkpoint
-    from zerochess.engine.evaluator import gather_index, legal_softmax
-    from zerochess.engine.network import build_model
-    from zerochess.engine.onnx_evaluator import _exportable, export_onnx
+    from zerochess.neural.checkpoint import load_checkpoint
+    from zerochess.neural.evaluator import gather_index, legal_softmax
+    from zerochess.neural.network import build_model
+    from zerochess.neural.onnx_evaluator import _exportable, export_onnx
 
     torch.set_num_threads(args.threads)
     model, _ = load_checkpoint(args.checkpoint)
@@ -223,9 +223,9 @@ def main() -> None:
 
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    from zerochess.engine.backends import load_network_spec
-    from zerochess.engine.evaluator import gather_index, legal_softmax
-    from zerochess.engine.onnx_evaluator import export_onnx
+    from zerochess.neural.backends import load_network_spec
+    from zerochess.neural.evaluator import gather_index, legal_softmax
+    from zerochess.neural.onnx_evaluator import export_onnx
 
     logging.getLogger().setLevel(logging.ERROR)  # the quantizer's advice on pre-processing
     model = load_network_spec(args.network).model.eval().float()

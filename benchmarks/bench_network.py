@@ -131,10 +131,10 @@ def sample_batch(n: int, seed: int):
     try:
         import chess
 
-        from zerochess.engine.board import Board
-        from zerochess.engine.encoding import encode_board, legal_move_indices
+        from zerochess.chess.board import Board
+        from zerochess.chess.encoding import encode_board, legal_move_indices
     except ImportError:
-        from zerochess.engine.layout import POLICY_SIZE, SEQ_LEN, VOCAB_SIZE
+        from zerochess.chess.layout import POLICY_SIZE, SEQ_LEN, VOCAB_SIZE
 
         tokens = rng.integers(0, VOCAB_SIZE, (n, SEQ_LEN), dtype=np.uint8)
         counts = rng.integers(1, 60, n)
@@ -157,7 +157,7 @@ def sample_batch(n: int, seed: int):
 
 def faithfulness(model, precision: str, compile_: bool, batch) -> dict:
     """KL(fp32 || backend) of the legal priors (mean and max over positions), max |WDL diff|."""
-    from zerochess.engine.torch_evaluator import TorchEvaluator
+    from zerochess.neural.torch_evaluator import TorchEvaluator
 
     tokens, legal, offsets, _ = batch
     ref_p, ref_w = TorchEvaluator(model, "cpu", precision="fp32").evaluate(
@@ -181,11 +181,11 @@ def divergence(ref_p, ref_w, p, w, offsets) -> dict:
 def worker(args) -> dict:
     import torch
 
-    from zerochess.engine.api import fresh_network
-    from zerochess.engine.backends import network_path
-    from zerochess.engine.checkpoint import load_checkpoint
-    from zerochess.engine.torch_evaluator import TorchEvaluator
-    from zerochess.engine.network import flops_per_position, param_count
+    from zerochess.neural.api import fresh_network
+    from zerochess.neural.backends import network_path
+    from zerochess.neural.checkpoint import load_checkpoint
+    from zerochess.neural.torch_evaluator import TorchEvaluator
+    from zerochess.neural.network import flops_per_position, param_count
 
     torch.set_num_threads(args.threads)
     backend = args.worker_backend

@@ -15,7 +15,7 @@ import time
 
 import chess
 
-from zerochess.engine import Board
+from zerochess.chess import Board
 
 POSITIONS = [  # name, FEN, depth for the head-to-head, depth for the native-only deep run
     ("start", "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1", 4, 6),

@@ -30,8 +30,8 @@ sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 
 from pure_python_mcts import PurePythonMCTS  # noqa: E402
 
-from zerochess.engine.board import Board  # noqa: E402
-from zerochess.engine.evaluator import UniformEvaluator  # noqa: E402
+from zerochess.chess.board import Board  # noqa: E402
+from zerochess.neural.evaluator import UniformEvaluator  # noqa: E402
 from zerochess.search.params import SearchParams  # noqa: E402
 from zerochess.search.search import Search  # noqa: E402
 from zerochess.tools.bench import OPEN_FENS, run_bench  # noqa: E402
@@ -65,8 +65,8 @@ class TimedEvaluator:
 
 def outside_share(minibatch: int, nodes: int, threads: int) -> tuple[float, float]:
     """(share of wall time outside evaluate, nodes/s) with the `small` net on the CPU."""
-    from zerochess.engine.api import fresh_network
-    from zerochess.engine.torch_evaluator import TorchEvaluator
+    from zerochess.neural.api import fresh_network
+    from zerochess.neural.torch_evaluator import TorchEvaluator
 
     evaluator = TimedEvaluator(TorchEvaluator(fresh_network("small"), device="cpu",
                                               threads=threads, precision="fp32"))

@@ -29,9 +29,9 @@ from pathlib import Path
 
 import torch
 
-from zerochess.engine.api import fresh_network
-from zerochess.engine.backends import network_path
-from zerochess.engine.checkpoint import save_checkpoint
+from zerochess.neural.api import fresh_network
+from zerochess.neural.backends import network_path
+from zerochess.neural.checkpoint import save_checkpoint
 from zerochess.train.selfplay.config import SelfPlayConfig
 from zerochess.train.selfplay.worker import WorkerJob, run_worker
 

@@ -37,7 +37,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from zerochess.engine.board import Board  # noqa: E402
+from zerochess.chess.board import Board  # noqa: E402
 from zerochess.search.results import SearchLimits  # noqa: E402
 from zerochess.search.search import Search  # noqa: E402
 from zerochess.tools.bench import OPEN_FENS  # noqa: E402
@@ -76,7 +76,7 @@ def measure(search: Search, seconds: float) -> tuple[float, float, float, float]
 
 
 def run_backend(backend: str, threads: list[int], args) -> None:
-    from zerochess.engine.backends import make_evaluator
+    from zerochess.neural.backends import make_evaluator
 
     started = time.perf_counter()
     evaluator = make_evaluator(None if backend == "default" else backend, device="cpu",

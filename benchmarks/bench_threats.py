@@ -4,7 +4,7 @@
     python benchmarks/bench_threats.py --repeats 15 --threads 2
 
 A network with threat inputs (``NetworkConfig.threat_inputs``) gets its evaluator's batch
-as version-2 tokens: ``zerochess.engine.threats.add_threats`` decodes each position's
+as version-2 tokens: ``zerochess.chess.threats.add_threats`` decodes each position's
 square tokens and computes both sides' attack maps, on the search's thread, before every
 ``session.run``. This measures that cost instead of asserting it is small.
 
@@ -51,9 +51,9 @@ def seconds_per_call(fn, min_seconds: float = 0.2) -> float:
 def grown_threat_evaluator(threads: int):
     """The shipped network grown with threat inputs, on ONNX Runtime (None without torch)."""
     try:
-        from zerochess.engine.api import load_network, shipped_network_path
-        from zerochess.engine.models.transformer import grow
-        from zerochess.engine.onnx_evaluator import OnnxEvaluator, onnx_available
+        from zerochess.neural.api import load_network, shipped_network_path
+        from zerochess.neural.models.transformer import grow
+        from zerochess.neural.onnx_evaluator import OnnxEvaluator, onnx_available
     except ImportError:
         return None
     if not onnx_available():
@@ -69,10 +69,10 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=20261123)
     args = parser.parse_args()
 
-    from zerochess.engine.onnx_evaluator import OnnxEvaluator
-    from zerochess.engine.onnx_network import read_onnx_network
-    from zerochess.engine.shipped import shipped_network_path
-    from zerochess.engine.threats import add_threats
+    from zerochess.neural.onnx_evaluator import OnnxEvaluator
+    from zerochess.neural.onnx_network import read_onnx_network
+    from zerochess.neural.shipped import shipped_network_path
+    from zerochess.chess.threats import add_threats
 
     tokens, legal, offsets, _ = sample_batch(4096, args.seed)
     batch = 32

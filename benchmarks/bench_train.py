@@ -92,7 +92,7 @@ def distill_steps(mod, data: Path, init: Path, batch: int, total: int, train_mod
     mode until its first validation (step 500) called ``model.train()``, so its first 500
     steps took the CPU attention path of inference and the other 96% of r7's 12,000 the
     training path; both are timed."""
-    from zerochess.engine.checkpoint import load_checkpoint
+    from zerochess.neural.checkpoint import load_checkpoint
 
     torch.manual_seed(0)
     train = mod.Packed(data, "train")

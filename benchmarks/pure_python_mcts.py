@@ -18,7 +18,7 @@ import math
 import chess
 import numpy as np
 
-from zerochess.engine.layout import SEQ_LEN
+from zerochess.chess.layout import SEQ_LEN
 from zerochess.search.params import SearchParams
 
 PIECE_TOKEN = {(chess.PAWN, True): 1, (chess.KNIGHT, True): 2, (chess.BISHOP, True): 3,
@@ -27,7 +27,7 @@ PIECE_TOKEN.update({(p, False): t + 6 for (p, _), t in list(PIECE_TOKEN.items())
 
 
 def encode(board: chess.Board) -> np.ndarray:
-    """SEQ_LEN tokens from the side to move's view (the layout of zerochess.engine.encoding)."""
+    """SEQ_LEN tokens from the side to move's view (the layout of zerochess.chess.encoding)."""
     tokens = np.zeros(SEQ_LEN, dtype=np.uint8)
     flip = 0 if board.turn == chess.WHITE else 56
     for square, piece in board.piece_map().items():

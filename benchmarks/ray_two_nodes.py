@@ -36,7 +36,7 @@ def main() -> None:
 
     import psutil  # Ray's own copy (ray/thirdparty_files), on the path once ray is imported
 
-    from zerochess.engine.api import shipped_network_path
+    from zerochess.neural.api import shipped_network_path
     from zerochess.train.selfplay.config import SelfPlayConfig
     from zerochess.train.selfplay.loop import SelfPlayRun
 

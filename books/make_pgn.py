@@ -23,7 +23,7 @@ import sys
 import chess
 import chess.pgn
 
-from zerochess.engine import Board
+from zerochess.chess import Board
 
 
 def leaves(board: Board, plies: int, line: list, found: dict) -> None:

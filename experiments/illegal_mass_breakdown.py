@@ -17,7 +17,7 @@ import chess
 import numpy as np
 import torch
 
-from zerochess.engine.checkpoint import load_checkpoint
+from zerochess.neural.checkpoint import load_checkpoint
 from zerochess.train.data.dataset import load_split
 
 

@@ -18,7 +18,7 @@ import tempfile
 import numpy as np
 import torch
 
-from zerochess.engine.checkpoint import load_checkpoint
+from zerochess.neural.checkpoint import load_checkpoint
 from zerochess.train.data.dataset import open_shard
 from zerochess.train.data.replay import ReplayWindow, list_shards
 from zerochess.train.losses import LossWeights

@@ -3,7 +3,7 @@
 import chess
 import numpy as np
 
-from zerochess.engine.evaluator import UniformEvaluator
+from zerochess.neural.evaluator import UniformEvaluator
 
 
 def mates_within(board: chess.Board, n: int) -> bool:
@@ -94,7 +94,7 @@ class FailingEvaluator:
 def one_full_cache_bucket():
     """A one-bucket transposition table holding four positions (a2a3 .. d2d3, stored oldest
     first) and a fifth position (e2e3) whose store must evict one of them."""
-    from zerochess.engine.board import Board
+    from zerochess.chess.board import Board
     from zerochess.search.tt import TranspositionTable
 
     tt = TranspositionTable(1e-6)                    # one bucket of four entries

@@ -1,4 +1,4 @@
-"""The one atomic writer (zerochess.engine.atomic): whole files or none, ordinary permissions,
+"""The one atomic writer (zerochess.atomic): whole files or none, ordinary permissions,
 and temporary names that remove_partial recognises."""
 
 import json
@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from zerochess.engine.atomic import write_atomic, write_json_atomic, write_text_atomic
+from zerochess.atomic import write_atomic, write_json_atomic, write_text_atomic
 from zerochess.train.data.format import remove_partial
 
 

@@ -10,7 +10,7 @@ import random
 import chess
 import chess.polyglot
 
-from zerochess.engine import Board, Status
+from zerochess.chess import Board, Status
 
 # Alternate short and long games: short ones cover openings cheaply, long ones reach the
 # endgame rules (promotions, insufficient material, fifty moves, repetitions).

@@ -2,7 +2,7 @@
 
 import pytest
 
-from zerochess.engine import Board, IllegalMoveError, InvalidFenError, InvalidMoveError
+from zerochess.chess import Board, IllegalMoveError, InvalidFenError, InvalidMoveError
 
 BAD_FENS = [
     ("", "4 to 6"),

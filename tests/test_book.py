@@ -17,7 +17,7 @@ from zerochess.book.build import NoMovesError, build_book
 from zerochess.book.epd import parse_epd_line
 from zerochess.book.polyglot import encode_move, to_polyglot_uci
 from zerochess.cli import main
-from zerochess.engine import Board
+from zerochess.chess import Board
 
 BOOKS = os.path.join(os.path.dirname(__file__), "..", "books")
 CASTLE_FEN = "r3k2r/pppppppp/8/8/8/8/PPPPPPPP/R3K2R w KQkq - 0 1"

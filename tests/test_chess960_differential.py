@@ -17,7 +17,7 @@ import chess.polyglot
 import pytest
 
 from chess960_helpers import DFRC_BOOK, start_positions
-from zerochess.engine import Board, IllegalMoveError
+from zerochess.chess import Board, IllegalMoveError
 
 CORNERS = chess.BB_A1 | chess.BB_H1 | chess.BB_A8 | chess.BB_H8
 

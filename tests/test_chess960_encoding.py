@@ -1,6 +1,6 @@
 """Network input and policy indices with Chess960: standard chess encodes exactly as before
 (today's networks see the same bytes), and Chess960 positions encode their castling rights
-with the same four tokens, relative to the king (layout: zerochess/engine/encoding.pyx)."""
+with the same four tokens, relative to the king (layout: zerochess/chess/encoding.pyx)."""
 
 import random
 
@@ -8,7 +8,7 @@ import chess
 import numpy as np
 
 from chess960_helpers import DFRC_BOOK, start_positions
-from zerochess.engine import (POLICY_SIZE, VOCAB_SIZE, Board, encode_board, index_to_move,
+from zerochess.chess import (POLICY_SIZE, VOCAB_SIZE, Board, encode_board, index_to_move,
                               legal_move_indices, move_to_index)
 
 PIECES = "PNBRQK"

@@ -17,7 +17,7 @@ import pytest
 
 from chess960_helpers import (DFRC_BOOK, oracle_perft, oracle_perft_fen, played_positions,
                               start_positions)
-from zerochess.engine import Board
+from zerochess.chess import Board
 
 STARTS = start_positions()
 

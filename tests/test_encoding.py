@@ -6,10 +6,10 @@ import chess
 import numpy as np
 import pytest
 
-from zerochess.engine import (
+from zerochess.chess import (
     POLICY_SIZE, SEQ_LEN, VOCAB_SIZE, Board, IllegalMoveError, encode_board, index_to_move,
     legal_move_indices, move_to_index)
-from zerochess.engine import layout
+from zerochess.chess import layout
 
 
 def _positions(count: int, seed: int):

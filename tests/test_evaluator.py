@@ -7,15 +7,15 @@ import numpy as np
 import pytest
 import torch
 
-from zerochess.engine.api import Network, fresh_network, load_network, shipped_network_path
-from zerochess.engine.board import Board
-from zerochess.engine.checkpoint import CheckpointError
-from zerochess.engine.encoding import encode_board, legal_move_indices
-from zerochess.engine.backends import make_evaluator
-from zerochess.engine.evaluator import Evaluator, UniformEvaluator
-from zerochess.engine.layout import SEQ_LEN
-from zerochess.engine.torch_evaluator import TorchEvaluator, default_precision, resolve_device
-from zerochess.engine.network import POLICY_HEADS
+from zerochess.neural.api import Network, fresh_network, load_network, shipped_network_path
+from zerochess.chess.board import Board
+from zerochess.neural.checkpoint import CheckpointError
+from zerochess.chess.encoding import encode_board, legal_move_indices
+from zerochess.neural.backends import make_evaluator
+from zerochess.neural.evaluator import Evaluator, UniformEvaluator
+from zerochess.chess.layout import SEQ_LEN
+from zerochess.neural.torch_evaluator import TorchEvaluator, default_precision, resolve_device
+from zerochess.neural.network import POLICY_HEADS
 
 
 def random_fens(n, seed=0):
@@ -184,7 +184,7 @@ def test_bf16_on_the_shipped_network_is_an_opt_in_with_the_looser_bound():
 
 @pytest.mark.parametrize("native_bf16", [False, True])
 def test_default_precision_is_fp32_on_every_cpu(native_bf16, monkeypatch):
-    from zerochess.engine import torch_evaluator
+    from zerochess.neural import torch_evaluator
 
     monkeypatch.setattr(torch_evaluator, "native_bf16", lambda: native_bf16)
     assert default_precision(torch.device("cpu")) == "fp32"

@@ -69,9 +69,48 @@ def test_the_cycle_finder_sees_a_cycle():
 
 def test_the_graph_sees_lazy_imports():
     graph = import_graph()
-    # engine/backends.py imports the network loader inside make_evaluator
-    assert "zerochess.engine.api" in graph["zerochess.engine.backends"]
+    # neural/backends.py imports the network loader inside make_evaluator
+    assert "zerochess.neural.api" in graph["zerochess.neural.backends"]
 
 
 def test_no_import_cycles_in_the_package():
     assert find_cycle(import_graph()) is None
+
+
+#: The packages from the bottom up: a module may import only from its own package or from a
+#: lower layer. The chess knows nothing of the network, the network nothing of the search,
+#: and only the commands (uci, tools, train, cli) sit on top.
+LAYERS = [
+    {"_version", "atomic"},
+    {"chess"},
+    {"neural"},
+    {"search", "book"},
+    {"match"},
+    {"uci", "tools", "tune"},
+    {"train"},
+    {"cli"},
+    {"__main__"},
+]
+
+
+def layer_of(module: str) -> int:
+    parts = module.split(".")
+    top = parts[1] if len(parts) > 1 else "__init__"
+    if top == "__init__":
+        return 0
+    for rank, names in enumerate(LAYERS):
+        if top in names:
+            return rank
+    raise AssertionError(f"{module}: package {top!r} has no layer in LAYERS")
+
+
+def test_imports_go_down_the_layers():
+    upward = sorted(f"{a} -> {d}" for a, deps in import_graph().items() for d in deps
+                    if a.split(".")[:2] != d.split(".")[:2] and layer_of(d) >= layer_of(a)
+                    and layer_of(a) > 0)
+    assert upward == []
+
+
+def test_the_layer_check_sees_an_upward_import():
+    assert layer_of("zerochess.chess.board") < layer_of("zerochess.neural.backends")
+    assert layer_of("zerochess.search.search") > layer_of("zerochess.neural.evaluator")

@@ -17,8 +17,8 @@ import chess
 import numpy as np
 import pytest
 
-from zerochess.engine.board import Board
-from zerochess.engine.encoding import encode_board, legal_move_indices
+from zerochess.chess.board import Board
+from zerochess.chess.encoding import encode_board, legal_move_indices
 from zerochess.train.data.format import load_shard
 from zerochess.train.data.label import LabelConfig, label, read_positions_file
 from zerochess.train.data.teacher import Line, TeacherConfig, policy_target

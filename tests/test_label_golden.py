@@ -98,7 +98,7 @@ def test_the_position_text_kept_move_by_move_is_the_one_python_chess_builds():
     import chess
     import numpy as np
 
-    from zerochess.engine.board import Board
+    from zerochess.chess.board import Board
     from zerochess.train.data.label import PositionText, read_positions_file
     from zerochess.train.data.teacher import position_command
 

@@ -3,7 +3,7 @@ targets alike."""
 
 import torch
 
-from zerochess.engine.layout import POLICY_SIZE
+from zerochess.chess.layout import POLICY_SIZE
 from zerochess.train.losses import LossWeights, MetricSums, wdl_value
 
 

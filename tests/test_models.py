@@ -7,11 +7,11 @@ import pytest
 import torch
 from torch import nn
 
-from zerochess.engine import network
-from zerochess.engine.checkpoint import load_checkpoint, save_checkpoint
-from zerochess.engine.layout import POLICY_SIZE, SEQ_LEN
-from zerochess.engine.models.transformer import ChessTransformer
-from zerochess.engine.network import NetworkConfig, PolicyValueModel, architectures, build_model
+from zerochess.neural import network
+from zerochess.neural.checkpoint import load_checkpoint, save_checkpoint
+from zerochess.chess.layout import POLICY_SIZE, SEQ_LEN
+from zerochess.neural.models.transformer import ChessTransformer
+from zerochess.neural.network import NetworkConfig, PolicyValueModel, architectures, build_model
 
 
 def test_the_transformer_is_the_default_and_old_configs_load_as_one():
@@ -56,9 +56,9 @@ class _Toy(PolicyValueModel):
 
 
 def test_one_module_and_a_preset_add_an_architecture(monkeypatch, tmp_path):
-    module = types.ModuleType("zerochess.engine.models.toy")
+    module = types.ModuleType("zerochess.neural.models.toy")
     module.Model = _Toy
-    monkeypatch.setitem(sys.modules, "zerochess.engine.models.toy", module)
+    monkeypatch.setitem(sys.modules, "zerochess.neural.models.toy", module)
     monkeypatch.setattr(network, "architectures", lambda: ("toy", "transformer"))
     monkeypatch.setitem(network.PRESETS, "toy", NetworkConfig(architecture="toy", d_model=16))
     cfg = NetworkConfig.preset("toy")

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 import torch
 
-from zerochess.engine import Board, encode_board, legal_move_indices
-from zerochess.engine.api import shipped_network_path
-from zerochess.engine.checkpoint import load_checkpoint
-from zerochess.engine.network import NetworkConfig, build_model
+from zerochess.chess import Board, encode_board, legal_move_indices
+from zerochess.neural.api import shipped_network_path
+from zerochess.neural.checkpoint import load_checkpoint
+from zerochess.neural.network import NetworkConfig, build_model
 from zerochess.train.data.batches import PositionSet
 from zerochess.train.data.format import load_shard, write_shard
 from zerochess.train.data.generate import GenerateConfig, generate
@@ -216,7 +216,7 @@ def test_a_run_with_the_head_resumes_exactly(data, tmp_path):
 
 
 def test_the_self_play_learner_trains_the_head_on_games_that_ended_by_a_rule(tmp_path):
-    from zerochess.engine.checkpoint import save_checkpoint
+    from zerochess.neural.checkpoint import save_checkpoint
     from zerochess.train.data.replay import ReplayWindow, list_shards
     from zerochess.train.selfplay.config import SelfPlayConfig
     from zerochess.train.selfplay.learner import Learner

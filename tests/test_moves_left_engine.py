@@ -12,13 +12,13 @@ import torch
 pytest.importorskip("onnx")
 
 from test_evaluator import batch_of, random_fens  # noqa: E402
-from zerochess.engine.checkpoint import save_checkpoint  # noqa: E402
-from zerochess.engine.errors import CheckpointError  # noqa: E402
-from zerochess.engine.export import export_network_file  # noqa: E402
-from zerochess.engine.network import NetworkConfig, build_model  # noqa: E402
-from zerochess.engine.onnx_evaluator import OnnxEvaluator  # noqa: E402
-from zerochess.engine.onnx_network import read_onnx_network  # noqa: E402
-from zerochess.engine.torch_evaluator import TorchEvaluator  # noqa: E402
+from zerochess.neural.checkpoint import save_checkpoint  # noqa: E402
+from zerochess.neural.errors import CheckpointError  # noqa: E402
+from zerochess.neural.export import export_network_file  # noqa: E402
+from zerochess.neural.network import NetworkConfig, build_model  # noqa: E402
+from zerochess.neural.onnx_evaluator import OnnxEvaluator  # noqa: E402
+from zerochess.neural.onnx_network import read_onnx_network  # noqa: E402
+from zerochess.neural.torch_evaluator import TorchEvaluator  # noqa: E402
 
 
 def headed_model(seed=5):

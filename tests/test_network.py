@@ -8,23 +8,23 @@ import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from zerochess.engine import encoding
-from zerochess.engine.api import Network, fresh_network, load_network, shipped_network_path
-from zerochess.engine.board import Board
-from zerochess.engine.checkpoint import (
+from zerochess.chess import encoding
+from zerochess.neural.api import Network, fresh_network, load_network, shipped_network_path
+from zerochess.chess.board import Board
+from zerochess.neural.checkpoint import (
     FORMAT_VERSION,
     CheckpointError,
     load_checkpoint,
     save_checkpoint,
 )
-from zerochess.engine.layout import POLICY_SIZE, SEQ_LEN, VOCAB_SIZE
-from zerochess.engine.models.transformer import (
+from zerochess.chess.layout import POLICY_SIZE, SEQ_LEN, VOCAB_SIZE
+from zerochess.neural.models.transformer import (
     ChessTransformer,
     underpromotion_tables,
     deepen,
     grow,
 )
-from zerochess.engine.network import (
+from zerochess.neural.network import (
     POLICY_HEADS,
     PRESETS,
     NetworkConfig,
@@ -294,7 +294,7 @@ def test_load_network_default(caplog):
         net = load_network(None, device="cpu")
         assert net.source == str(shipped_network_path())
         return
-    with caplog.at_level(logging.WARNING, logger="zerochess.engine.api"):
+    with caplog.at_level(logging.WARNING, logger="zerochess.neural.api"):
         net = load_network(None, device="cpu")
     assert net.metadata["untrained"] is True and net.config == NetworkConfig.preset("tiny")
     assert "untrained" in caplog.text

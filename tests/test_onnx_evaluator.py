@@ -9,12 +9,12 @@ pytest.importorskip("onnx")
 
 from test_evaluator import assert_same_plies, batch_of, random_fens  # noqa: E402
 from uci_process import UciProcess  # noqa: E402
-from zerochess.engine.api import load_network, shipped_network_path  # noqa: E402
-from zerochess.engine.backends import make_evaluator, resolve_runtime  # noqa: E402
-from zerochess.engine.onnx_evaluator import OnnxEvaluator, network_key  # noqa: E402
-from zerochess.engine import torch_evaluator  # noqa: E402
-from zerochess.engine.layout import SEQ_LEN  # noqa: E402
-from zerochess.engine.torch_evaluator import TorchEvaluator  # noqa: E402
+from zerochess.neural.api import load_network, shipped_network_path  # noqa: E402
+from zerochess.neural.backends import make_evaluator, resolve_runtime  # noqa: E402
+from zerochess.neural.onnx_evaluator import OnnxEvaluator, network_key  # noqa: E402
+from zerochess.neural import torch_evaluator  # noqa: E402
+from zerochess.chess.layout import SEQ_LEN  # noqa: E402
+from zerochess.neural.torch_evaluator import TorchEvaluator  # noqa: E402
 from zerochess.uci.options import OptionValues  # noqa: E402
 from zerochess.uci.player import Player  # noqa: E402
 
@@ -62,8 +62,8 @@ def test_attention_biases_and_spatial_value_export_faithfully(tmp_path):
     training) runs the same in ONNX Runtime as in torch fp32."""
     import torch
 
-    from zerochess.engine.api import Network
-    from zerochess.engine.models.transformer import grow
+    from zerochess.neural.api import Network
+    from zerochess.neural.models.transformer import grow
 
     plain = load_network(shipped_network_path("zero"), "cpu")  # neither option: grow both
     model = grow(plain.model, attention_bias=True, value_squares=8)
@@ -184,7 +184,7 @@ def test_an_unwritable_cache_only_costs_the_export(network, tmp_path):
 
 
 def test_old_cache_entries_are_pruned(network, tmp_path, monkeypatch):
-    import zerochess.engine.onnx_evaluator as module
+    import zerochess.neural.onnx_evaluator as module
 
     monkeypatch.setattr(module, "CACHE_ENTRIES", 2)
     for i in range(3):

@@ -15,13 +15,13 @@ from click.testing import CliRunner  # noqa: E402
 from test_evaluator import assert_same_plies, batch_of, random_fens  # noqa: E402
 from zerochess._version import __version__  # noqa: E402
 from zerochess.cli import main  # noqa: E402
-from zerochess.engine.api import load_network  # noqa: E402
-from zerochess.engine.backends import make_evaluator  # noqa: E402
-from zerochess.engine.errors import CheckpointError  # noqa: E402
-from zerochess.engine.onnx_evaluator import OnnxEvaluator  # noqa: E402
-from zerochess.engine.onnx_network import FORMAT, read_onnx_network  # noqa: E402
-from zerochess.engine.shipped import shipped_network_path  # noqa: E402
-from zerochess.engine.torch_evaluator import TorchEvaluator  # noqa: E402
+from zerochess.neural.api import load_network  # noqa: E402
+from zerochess.neural.backends import make_evaluator  # noqa: E402
+from zerochess.neural.errors import CheckpointError  # noqa: E402
+from zerochess.neural.onnx_evaluator import OnnxEvaluator  # noqa: E402
+from zerochess.neural.onnx_network import FORMAT, read_onnx_network  # noqa: E402
+from zerochess.neural.shipped import shipped_network_path  # noqa: E402
+from zerochess.neural.torch_evaluator import TorchEvaluator  # noqa: E402
 
 NAMES = ["default", "zero"]
 

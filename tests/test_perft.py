@@ -6,7 +6,7 @@ benchmarks/bench_perft.py.
 
 import pytest
 
-from zerochess.engine import Board
+from zerochess.chess import Board
 
 # (name, FEN, counts at depth 1, 2, ...) from https://www.chessprogramming.org/Perft_Results
 POSITIONS = [

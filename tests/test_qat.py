@@ -19,17 +19,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from bench_network import divergence, sample_batch  # noqa: E402
 from test_train_supervise import TINY, data  # noqa: E402,F401 (a fixture: a tiny data set)
 from uci_process import UciProcess  # noqa: E402
-from zerochess.engine.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
-from zerochess.engine.errors import CheckpointError  # noqa: E402
-from zerochess.engine.evaluator import gather_index, legal_softmax  # noqa: E402
-from zerochess.engine.export import export_network_file  # noqa: E402
-from zerochess.engine.fake_quant import (Int8Linear, int8_linears, set_fake_quant,  # noqa: E402
+from zerochess.neural.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
+from zerochess.neural.errors import CheckpointError  # noqa: E402
+from zerochess.neural.evaluator import gather_index, legal_softmax  # noqa: E402
+from zerochess.neural.export import export_network_file  # noqa: E402
+from zerochess.neural.fake_quant import (Int8Linear, int8_linears, set_fake_quant,  # noqa: E402
                                          uint8_activation)
-from zerochess.engine.int8_export import quantize_matmuls  # noqa: E402
-from zerochess.engine.network import NetworkConfig, build_model  # noqa: E402
-from zerochess.engine.onnx_evaluator import _exportable, export_onnx  # noqa: E402
-from zerochess.engine.onnx_network import read_onnx_network, session_options  # noqa: E402
-from zerochess.engine.shipped import shipped_network_path  # noqa: E402
+from zerochess.neural.int8_export import quantize_matmuls  # noqa: E402
+from zerochess.neural.network import NetworkConfig, build_model  # noqa: E402
+from zerochess.neural.onnx_evaluator import _exportable, export_onnx  # noqa: E402
+from zerochess.neural.onnx_network import read_onnx_network, session_options  # noqa: E402
+from zerochess.neural.shipped import shipped_network_path  # noqa: E402
 from zerochess.train.supervised.trainer import Trainer  # noqa: E402
 
 SHIPPED = shipped_network_path("default", ".pt")

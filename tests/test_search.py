@@ -9,9 +9,9 @@ import pytest
 
 from search_helpers import (CountingEvaluator, FailingEvaluator, SkewedEvaluator,
                             WhiteWinsEvaluator, one_full_cache_bucket)
-from zerochess.engine.board import Board
-from zerochess.engine.encoding import encode_board, legal_move_indices
-from zerochess.engine.evaluator import UniformEvaluator
+from zerochess.chess.board import Board
+from zerochess.chess.encoding import encode_board, legal_move_indices
+from zerochess.neural.evaluator import UniformEvaluator
 from zerochess.search.forest import Forest, playout_cap, run_many
 from zerochess.search.mcts import Batch, run_round
 from zerochess.search.params import SearchParams
@@ -283,8 +283,8 @@ def test_params_are_validated():
 
 
 def test_root_restriction_sends_every_visit_to_the_allowed_moves():
-    from zerochess.engine import Board
-    from zerochess.engine.evaluator import UniformEvaluator
+    from zerochess.chess import Board
+    from zerochess.neural.evaluator import UniformEvaluator
     from zerochess.search.search import Search, SearchLimits
     search = Search(UniformEvaluator())
     result = search.search(Board(), limits=SearchLimits(nodes=500, root_moves=("a2a3", "h2h3")))

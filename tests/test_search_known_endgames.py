@@ -5,7 +5,7 @@ defender that keeps its king in the centre, checked by python-chess."""
 import chess
 import pytest
 
-from zerochess.engine.board import Board
+from zerochess.chess.board import Board
 from zerochess.search.mcts import known_win
 from zerochess.search.params import SearchParams
 from zerochess.search.search import Search, search

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from uci_process import UciProcess
-from zerochess.engine.board import Board
-from zerochess.engine.encoding import move_to_index
-from zerochess.engine.evaluator import UniformEvaluator
+from zerochess.chess.board import Board
+from zerochess.chess.encoding import move_to_index
+from zerochess.neural.evaluator import UniformEvaluator
 from zerochess.search.params import SearchParams
 from zerochess.search.search import Search
 

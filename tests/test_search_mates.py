@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from search_helpers import mates_within
-from zerochess.engine.board import Board, move_to_uci
-from zerochess.engine.encoding import move_to_index
-from zerochess.engine.evaluator import UniformEvaluator
+from zerochess.chess.board import Board, move_to_uci
+from zerochess.chess.encoding import move_to_index
+from zerochess.neural.evaluator import UniformEvaluator
 from zerochess.search.params import SearchParams
 from zerochess.search.search import Search
 

@@ -6,8 +6,8 @@ import chess
 import numpy as np
 import pytest
 
-from zerochess.engine.board import Board
-from zerochess.engine.evaluator import UniformEvaluator
+from zerochess.chess.board import Board
+from zerochess.neural.evaluator import UniformEvaluator
 from zerochess.search.mcts import Batch, evaluate_batch, gather
 from zerochess.search.params import SearchParams
 from zerochess.search.search import Search

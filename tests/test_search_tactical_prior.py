@@ -9,8 +9,8 @@ import chess
 import numpy as np
 import pytest
 
-from zerochess.engine.board import Board
-from zerochess.engine.encoding import move_to_index
+from zerochess.chess.board import Board
+from zerochess.chess.encoding import move_to_index
 from zerochess.search.params import SearchParams
 from zerochess.search.search import Search
 from test_search_mate_in_one import StarvingEvaluator

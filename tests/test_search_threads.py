@@ -15,8 +15,8 @@ import pytest
 from search_helpers import FailingEvaluator, SkewedEvaluator
 from test_search_mates import MATES
 from test_uci_loop import Output, wait_for
-from zerochess.engine.board import Board
-from zerochess.engine.evaluator import UniformEvaluator
+from zerochess.chess.board import Board
+from zerochess.neural.evaluator import UniformEvaluator
 from zerochess.search.mcts import Batch, abandon_batch, gather, run_round
 from zerochess.search.parallel import TreeWorkers
 from zerochess.search.params import SearchParams
@@ -200,7 +200,7 @@ def test_threads_change_between_searches_and_the_tree_is_reused():
 @pytest.mark.parametrize("runtime,needs", [("onnx-fp32", "onnxruntime"), ("torch-fp32", "torch")])
 def test_the_shipped_network_searches_with_two_threads(runtime, needs):
     pytest.importorskip(needs)
-    from zerochess.engine.backends import make_evaluator
+    from zerochess.neural.backends import make_evaluator
 
     evaluator = make_evaluator(None, device="cpu", threads=1, runtime=runtime)
     search = Search(evaluator, SearchParams(minibatch=8, threads=2))

@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 import torch
 
-from zerochess.engine import Board, encode_board, legal_move_indices, move_to_index
-from zerochess.engine.api import fresh_network
-from zerochess.engine.checkpoint import load_checkpoint, save_checkpoint
-from zerochess.engine.layout import POLICY_SIZE
+from zerochess.chess import Board, encode_board, legal_move_indices, move_to_index
+from zerochess.neural.api import fresh_network
+from zerochess.neural.checkpoint import load_checkpoint, save_checkpoint
+from zerochess.chess.layout import POLICY_SIZE
 from zerochess.train.data.format import load_shard
 from zerochess.train.data.replay import ReplayWindow, list_shards
 from zerochess.train.losses import LossWeights
@@ -307,7 +307,7 @@ def test_init_takes_the_network_names_weightsfile_takes(tmp_path, monkeypatch):
     from click.testing import CliRunner
 
     from zerochess.cli import main
-    from zerochess.engine.api import shipped_network_path
+    from zerochess.neural.api import shipped_network_path
 
     started = []
 

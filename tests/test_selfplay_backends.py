@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from zerochess.engine.api import fresh_network
-from zerochess.engine.checkpoint import save_checkpoint
+from zerochess.neural.api import fresh_network
+from zerochess.neural.checkpoint import save_checkpoint
 from zerochess.train.data.format import ShardError, load_shard, pack_shard, unpack_shard
 from zerochess.train.data.replay import list_shards
 from zerochess.train.selfplay.config import SelfPlayConfig

@@ -11,8 +11,8 @@ PROBE = r"""
 import io, json, sys
 from zerochess.__main__ import run  # the entry point of the `zerochess` command and the executable
 from zerochess.uci.loop import UciLoop
-HEAVY = ("torch", "numpy", "chess", "onnxruntime", "zerochess.engine.board",
-         "zerochess.engine.encoding", "zerochess.search.mcts", "click")
+HEAVY = ("torch", "numpy", "chess", "onnxruntime", "zerochess.chess.board",
+         "zerochess.chess.encoding", "zerochess.search.mcts", "click")
 out = io.StringIO()
 loop = UciLoop(out)
 loop.run(io.BytesIO(b"uci\n"))

@@ -1,4 +1,4 @@
-"""Threat inputs (encoding version 2, zerochess/engine/threats.pyx): the flags against
+"""Threat inputs (encoding version 2, zerochess/chess/threats.pyx): the flags against
 python-chess's attack maps, the token arithmetic, and the networks that read them."""
 
 import random
@@ -7,9 +7,9 @@ import chess
 import numpy as np
 import pytest
 
-from zerochess.engine import Board, encode_board
-from zerochess.engine.layout import SEQ_LEN, VOCAB_SIZE
-from zerochess.engine.threats import (N_THREAT_FLAGS, THREAT_VOCAB_SIZE, add_threats,
+from zerochess.chess import Board, encode_board
+from zerochess.chess.layout import SEQ_LEN, VOCAB_SIZE
+from zerochess.chess.threats import (N_THREAT_FLAGS, THREAT_VOCAB_SIZE, add_threats,
                                       add_threats_inplace, network_tokens)
 
 #: Positions whose attacks are easy to get wrong: pins (a pinned piece still attacks),
@@ -125,10 +125,10 @@ def test_add_threats_refuses_what_is_not_version_1_tokens():
 
 torch = pytest.importorskip("torch")
 
-from zerochess.engine.api import Network, load_network  # noqa: E402
-from zerochess.engine.network import NetworkConfig, build_model  # noqa: E402
-from zerochess.engine.models.transformer import grow  # noqa: E402
-from zerochess.engine.shipped import shipped_network_path  # noqa: E402
+from zerochess.neural.api import Network, load_network  # noqa: E402
+from zerochess.neural.network import NetworkConfig, build_model  # noqa: E402
+from zerochess.neural.models.transformer import grow  # noqa: E402
+from zerochess.neural.shipped import shipped_network_path  # noqa: E402
 
 FENS = random_game_fens(60, seed=9) + list(HANDPICKED)
 
@@ -212,8 +212,8 @@ def threat_files(tmp_path_factory):
     """A tiny threat network with a non-zero threat embedding: checkpoint, model, .onnx."""
     pytest.importorskip("onnx")
     from test_evaluator import sharpen
-    from zerochess.engine.checkpoint import save_checkpoint
-    from zerochess.engine.export import export_network_file
+    from zerochess.neural.checkpoint import save_checkpoint
+    from zerochess.neural.export import export_network_file
 
     folder = tmp_path_factory.mktemp("threat-net")
     model = sharpen(tiny(threat_inputs=True), seed=3)
@@ -224,10 +224,10 @@ def threat_files(tmp_path_factory):
 
 def test_the_onnx_file_of_a_threat_network_says_so_and_its_evaluator_adds_the_flags(threat_files):
     from test_evaluator import batch_of
-    from zerochess.engine.backends import make_evaluator
-    from zerochess.engine.onnx_evaluator import OnnxEvaluator
-    from zerochess.engine.onnx_network import ENCODING_THREATS, read_onnx_network
-    from zerochess.engine.torch_evaluator import TorchEvaluator
+    from zerochess.neural.backends import make_evaluator
+    from zerochess.neural.onnx_evaluator import OnnxEvaluator
+    from zerochess.neural.onnx_network import ENCODING_THREATS, read_onnx_network
+    from zerochess.neural.torch_evaluator import TorchEvaluator
 
     pt, model, onnx_path = threat_files
     network = read_onnx_network(onnx_path, threads=1)
@@ -282,9 +282,9 @@ def test_the_shipped_networks_read_their_encoding_and_export_as_committed(name, 
     checkpoint again gives the committed file's config and, under the torch that exported
     it, its every byte."""
     onnx = pytest.importorskip("onnx")
-    from zerochess.engine.backends import make_evaluator
-    from zerochess.engine.export import export_network_file
-    from zerochess.engine.onnx_network import ENCODING_THREATS
+    from zerochess.neural.backends import make_evaluator
+    from zerochess.neural.export import export_network_file
+    from zerochess.neural.onnx_network import ENCODING_THREATS
 
     assert make_evaluator(name, device="cpu", threads=1).threat_inputs == threats
     assert make_evaluator(name, device="cpu", runtime="torch-fp32").threat_inputs == threats

@@ -6,8 +6,8 @@ import shutil
 import numpy as np
 import pytest
 
-from zerochess.engine import Board, encode_board, index_to_move, legal_move_indices
-from zerochess.engine.layout import SEQ_LEN, VOCAB_SIZE
+from zerochess.chess import Board, encode_board, index_to_move, legal_move_indices
+from zerochess.chess.layout import SEQ_LEN, VOCAB_SIZE
 from legacy_shards import downgrade_dataset
 from zerochess.train.data.batches import epoch_order, iterate_batches
 from zerochess.train.data.dataset import load_split, open_shard

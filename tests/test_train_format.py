@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from legacy_shards import downgrade_dataset, downgrade_selfplay
 from zerochess.cli import main
-from zerochess.engine import Board, encode_board, legal_move_indices
+from zerochess.chess import Board, encode_board, legal_move_indices
 from zerochess.train.data.convert import convert
 from zerochess.train.data.dataset import (finish_dataset, load_split, open_dataset, open_shard,
                                           read_metadata, shard_entry)

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from test_label import needs_stockfish, small_config
 from zerochess.cli import main
-from zerochess.engine.checkpoint import load_checkpoint
+from zerochess.neural.checkpoint import load_checkpoint
 from zerochess.train.data.dataset import load_split
 from zerochess.train.data.format import Shard
 from zerochess.train.data.label import label

@@ -11,8 +11,8 @@ import torch.nn.functional as F
 from click.testing import CliRunner
 
 from zerochess.cli import main
-from zerochess.engine.checkpoint import load_checkpoint
-from zerochess.engine.network import NetworkConfig, build_model
+from zerochess.neural.checkpoint import load_checkpoint
+from zerochess.neural.network import NetworkConfig, build_model
 from legacy_shards import downgrade_dataset
 from zerochess.train.data.generate import GenerateConfig, generate
 from zerochess.train.data.randomplay import PlayConfig
@@ -297,7 +297,7 @@ def test_init_from_starts_at_the_checkpoints_weights(data, smoke_run, tmp_path):
     # Resuming a warm-started run rebuilds the same architecture.
     Trainer(warm_cfg.replace(steps=1), data, tmp_path / "warm", resume=True)
     # A missing or damaged checkpoint is named, not a traceback.
-    from zerochess.engine.checkpoint import CheckpointError
+    from zerochess.neural.checkpoint import CheckpointError
     with pytest.raises(CheckpointError, match="nope.pt"):
         Trainer(TINY.replace(init_from=str(tmp_path / "nope.pt")), data, tmp_path / "x")
     res = CliRunner().invoke(main, ["train", "supervise", "--data", str(data), "--out",
@@ -312,7 +312,7 @@ def test_threat_inputs_train_on_version_2_batches_and_resume_exactly(data, tmp_p
     ``train evaluate`` of its checkpoint scores it as the run did."""
     import numpy as np
 
-    from zerochess.engine.threats import add_threats
+    from zerochess.chess.threats import add_threats
     from zerochess.train.data.batches import iterate_batches
     from zerochess.train.supervised.trainer import evaluate_checkpoint
 
@@ -345,8 +345,8 @@ def test_threat_inputs_grow_a_shipped_network_at_zero(data, tmp_path):
     threat checkpoint keeps the embedding and refuses to drop it."""
     import numpy as np
 
-    from zerochess.engine.api import shipped_network_path
-    from zerochess.engine.threats import add_threats
+    from zerochess.neural.api import shipped_network_path
+    from zerochess.chess.threats import add_threats
 
     warm_cfg = TINY.replace(init_from="zero", threat_inputs=True, steps=1, reach_mask=None,
                             dropout=0.0)

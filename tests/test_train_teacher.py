@@ -22,9 +22,9 @@ from click.testing import CliRunner
 
 from test_label import needs_stockfish, small_config
 from zerochess.cli import main
-from zerochess.engine.checkpoint import load_checkpoint
-from zerochess.engine.network import NetworkConfig, build_model
-from zerochess.engine.threats import network_tokens
+from zerochess.neural.checkpoint import load_checkpoint
+from zerochess.neural.network import NetworkConfig, build_model
+from zerochess.chess.threats import network_tokens
 from zerochess.train.data.dataset import load_split
 from zerochess.train.data.format import load_shard
 from zerochess.train.data.label import label
@@ -112,7 +112,7 @@ def test_evaluate_prints_teacher_agreement_and_expected_score_error(teacher_data
 
 
 def evaluate_checkpoint_model(model, data, tmp_path):
-    from zerochess.engine.checkpoint import save_checkpoint
+    from zerochess.neural.checkpoint import save_checkpoint
 
     path = save_checkpoint(tmp_path / "fresh.pt", model, {})
     return evaluate_checkpoint(path, data, SuperviseConfig(legal_gen_games=0))

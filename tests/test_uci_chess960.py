@@ -82,7 +82,7 @@ def test_a_bad_option_value_is_reported_and_changes_nothing(engine):
 @pytest.mark.parametrize("chess960", [False, True])
 def test_a_book_castling_comes_in_the_options_form(engine, tmp_path, chess960):
     from zerochess.book.polyglot import BookProber, write_book
-    from zerochess.engine import Board
+    from zerochess.chess import Board
 
     book = tmp_path / "castle.bin"
     write_book(book, {(Board(STANDARD).zobrist(), "e1h1"): 1})  # Polyglot: king takes rook

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from zerochess.engine.board import Board
+from zerochess.chess.board import Board
 from zerochess.search.params import SearchParams
 from zerochess.search.timeman import GoParams, Stopper
 from zerochess.uci.options import (ENGINE_PARAMS, OPTIONS, OptionValues, evaluator_settings,

@@ -7,7 +7,7 @@ import chess
 import chess.engine
 import pytest
 
-from zerochess.engine.board import Board
+from zerochess.chess.board import Board
 from zerochess.uci.loop import UciLoop
 from zerochess.uci.options import OPTIONS, OptionValues
 

@@ -8,8 +8,8 @@ import chess
 import numpy as np
 import pytest
 
-from zerochess.engine.board import Board
-from zerochess.engine.evaluator import UniformEvaluator
+from zerochess.chess.board import Board
+from zerochess.neural.evaluator import UniformEvaluator
 from zerochess.search.params import SearchParams
 from zerochess.search.search import Search
 from zerochess.uci.loop import UciLoop

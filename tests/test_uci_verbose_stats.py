@@ -9,9 +9,9 @@ import pytest
 from search_helpers import one_full_cache_bucket
 from uci_process import UciProcess
 
-from zerochess.engine.board import Board
-from zerochess.engine.export import read_onnx_network
-from zerochess.engine.shipped import shipped_network_path
+from zerochess.chess.board import Board
+from zerochess.neural.export import read_onnx_network
+from zerochess.neural.shipped import shipped_network_path
 from zerochess.search.results import MoveStats, NodeStats
 from zerochess.uci.format import verbose_move_stats_lines
 
@@ -147,7 +147,7 @@ def test_reading_the_cache_for_a_report_leaves_its_replacement_order_alone():
 
 
 def test_a_proven_move_shows_its_exact_value_as_the_selection_uses_it():
-    from zerochess.engine.evaluator import UniformEvaluator
+    from zerochess.neural.evaluator import UniformEvaluator
     from zerochess.search.search import search
     scholar = "r1bqkbnr/pppp1ppp/2n5/4p3/2B1P3/5Q2/PPPP1PPP/RNB1K1NR w KQkq - 4 4"
     result = search(Board(scholar), nodes=2, evaluator=UniformEvaluator())

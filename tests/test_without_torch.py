@@ -78,7 +78,7 @@ def test_the_engine_plays_its_shipped_networks_without_torch(no_torch_env, weigh
     ("WeightsFile value {pt}", "cannot load WeightsFile {pt}: the .pt checkpoint {pt} needs torch"),
 ])
 def test_what_needs_torch_says_so_in_one_line_and_play_goes_on(no_torch_env, setting, asked):
-    from zerochess.engine.shipped import shipped_network_path
+    from zerochess.neural.shipped import shipped_network_path
 
     pt = shipped_network_path("zero", ".pt")
     e = _engine(no_torch_env)
@@ -118,7 +118,7 @@ def test_perft_runs_without_torch(no_torch_env):
 
 
 def test_training_and_export_without_torch_name_the_extra(no_torch_env, tmp_path):
-    from zerochess.engine.shipped import shipped_network_path
+    from zerochess.neural.shipped import shipped_network_path
 
     data = tmp_path / "data"
     made = _zerochess(no_torch_env, "train", "generate", "--games", "1", "--out", str(data))

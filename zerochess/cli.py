@@ -10,7 +10,7 @@ import importlib
 import click
 
 from zerochess._version import __version__
-from zerochess.engine.extras import TRAIN_EXTRA
+from zerochess.neural.extras import TRAIN_EXTRA
 
 # name -> "module:attribute" of a click command. One line per subcommand.
 SUBCOMMANDS = {

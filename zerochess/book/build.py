@@ -27,7 +27,7 @@ import chess.polyglot
 
 from zerochess.book.epd import parse_epd_line
 from zerochess.book.polyglot import to_polyglot_uci, write_book
-from zerochess.engine import Board
+from zerochess.chess import Board
 
 Progress = Callable[[int], None]  # called with a number of bytes (PGN) or records (EPD) done
 RESULT_POINTS = {"1-0": (2, 0), "0-1": (0, 2), "1/2-1/2": (1, 1)}  # (white, black)

@@ -29,7 +29,7 @@ from typing import Mapping, NamedTuple
 import chess
 import chess.polyglot
 
-from zerochess.engine.atomic import write_atomic
+from zerochess.atomic import write_atomic
 
 ENTRY = struct.Struct(">QHHI")
 MAX_WEIGHT = 0xFFFF
@@ -123,7 +123,7 @@ def write_book(path: str | os.PathLike, counts: Mapping[tuple[int, str], int]) -
     """Write a Polyglot book from ``{(key, polyglot_uci): weight}`` (castling as e1h1, see
     `to_polyglot_uci`); returns the number of entries.
 
-    Written atomically (``zerochess.engine.atomic``), so a reader (or an engine with OwnBook)
+    Written atomically (``zerochess.atomic``), so a reader (or an engine with OwnBook)
     never sees a half-written book."""
     entries = scale_weights(counts)
 

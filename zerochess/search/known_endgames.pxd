@@ -20,7 +20,7 @@
 # Header-only (`cdef inline`): compiled into mcts.c, no extension of its own.
 
 from libc.stdint cimport uint64_t
-from zerochess.engine.board cimport (Position, WHITE, BLACK, PAWN, KNIGHT, BISHOP, ROOK, QUEEN,
+from zerochess.chess.board cimport (Position, WHITE, BLACK, PAWN, KNIGHT, BISHOP, ROOK, QUEEN,
                                      KING, zc_lsb, zc_popcount)
 
 cdef enum:

@@ -56,12 +56,12 @@ cimport numpy as cnp
 from libc.math cimport log, sqrt, fabs, INFINITY
 from libc.stdint cimport uint8_t, uint16_t, int16_t, uint64_t, int32_t, int64_t
 from libc.stdlib cimport malloc, realloc, free
-from zerochess.engine.board cimport (
+from zerochess.chess.board cimport (
     Position, Move, Undo, GameStatus, ONGOING, CHECKMATE, MAX_MOVES, generate_legal,
     NO_PIECE, PAWN, make_move, unmake_move, in_check, move_from, move_to, move_promotion,
     insufficient_material, repetition_key,
     repetition_count, position_status, Board)
-from zerochess.engine.encoding cimport SEQ_LEN, encode_position, move_index
+from zerochess.chess.encoding cimport SEQ_LEN, encode_position, move_index
 from zerochess.search.tt cimport tt_probe, tt_store, nn_cache_key
 from zerochess.search.known_endgames cimport known_win_value, is_known_win, known_win_shown_q
 from zerochess.search.tree cimport (

@@ -30,7 +30,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from zerochess.engine.board import Board
+from zerochess.chess.board import Board
 from zerochess.search.forest import add_dirichlet_noise
 from zerochess.search.mcts import Batch, run_round
 from zerochess.search.parallel import TreeWorkers
@@ -257,6 +257,6 @@ def search(board: Board, nodes: int = 800, evaluator=None,
     'a1a8'
     """
     if evaluator is None:
-        from zerochess.engine.evaluator import UniformEvaluator
+        from zerochess.neural.evaluator import UniformEvaluator
         evaluator = UniformEvaluator()
     return Search(evaluator, params).search(board, nodes=nodes)

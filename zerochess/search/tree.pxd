@@ -3,7 +3,7 @@
 # mcts.pyx runs selection, expansion and backup over the same structs without the GIL.
 
 from libc.stdint cimport uint64_t, uint32_t, uint16_t, uint8_t, int8_t, int16_t, int32_t, int64_t
-from zerochess.engine.board cimport Position, Move
+from zerochess.chess.board cimport Position, Move
 from zerochess.search.tt cimport TTData, TranspositionTable
 
 cdef enum NodeState:

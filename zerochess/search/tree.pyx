@@ -22,9 +22,9 @@ from libc.math cimport INFINITY
 from libc.stdint cimport uint64_t, uint32_t, int32_t, int64_t
 from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memcpy, memset
-from zerochess.engine.board cimport Board, Move, MAX_MOVES, generate_legal
-from zerochess.engine.board import move_to_uci
-from zerochess.engine.encoding cimport move_index
+from zerochess.chess.board cimport Board, Move, MAX_MOVES, generate_legal
+from zerochess.chess.board import move_to_uci
+from zerochess.chess.encoding cimport move_index
 from zerochess.search.tt cimport TranspositionTable
 
 from zerochess.search.params import SearchParams

@@ -3,7 +3,7 @@
 # what the network sees. Its C functions run without the GIL inside the MCTS core.
 
 from libc.stdint cimport uint64_t, uint32_t, uint16_t
-from zerochess.engine.board cimport Position
+from zerochess.chess.board cimport Position
 
 cdef enum:
     TT_MAX_MOVES = 64      # positions with more legal moves are not cached (rare; documented)

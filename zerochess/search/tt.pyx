@@ -26,7 +26,7 @@ cimport numpy as cnp
 from libc.stdint cimport uint64_t, uint32_t
 from libc.stdlib cimport calloc, free
 from libc.string cimport memcpy, memset
-from zerochess.engine.board cimport (Board, Position, Move, MAX_MOVES, generate_legal,
+from zerochess.chess.board cimport (Board, Position, Move, MAX_MOVES, generate_legal,
                                      repetition_key, repetition_count)
 
 cnp.import_array()

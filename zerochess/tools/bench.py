@@ -25,8 +25,8 @@ import time
 
 import click
 
-from zerochess.engine.backends import RUNTIME_HELP, RUNTIMES
-from zerochess.engine.board import Board
+from zerochess.neural.backends import RUNTIME_HELP, RUNTIMES
+from zerochess.chess.board import Board
 from zerochess.search.params import SearchParams
 from zerochess.search.search import Search
 
@@ -80,10 +80,10 @@ def run_bench(evaluator, nodes: int, params: SearchParams | None = None, fens=BE
 def bench(backend, nodes, minibatch, runtime):
     """Search a fixed list of positions and print nodes, time, nodes/s and a signature."""
     if backend == "uniform":
-        from zerochess.engine.evaluator import UniformEvaluator
+        from zerochess.neural.evaluator import UniformEvaluator
         evaluator = UniformEvaluator()
     else:
-        from zerochess.engine.backends import make_evaluator
+        from zerochess.neural.backends import make_evaluator
         evaluator = make_evaluator(backend, device="cpu", threads=1, runtime=runtime)
     params = SearchParams(seed=0, hash_mb=16)
     if minibatch is not None:

@@ -1,5 +1,5 @@
 """`zerochess export`: a torch checkpoint to the ``.onnx`` network file the engine plays from
-(zerochess/engine/onnx_network.py describes the file). Needs the ``train`` extra."""
+(zerochess/neural/onnx_network.py describes the file). Needs the ``train`` extra."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ import click
 def export(checkpoint, out):
     """Write CHECKPOINT (a .pt file, or 'default' / 'zero': the shipped ones) as OUT.onnx,
     which WeightsFile and --backend take and ONNX Runtime runs without torch."""
-    from zerochess.engine.errors import CheckpointError
-    from zerochess.engine.export import export_network_file
-    from zerochess.engine.shipped import SHIPPED_NETWORKS, shipped_network_path
+    from zerochess.neural.errors import CheckpointError
+    from zerochess.neural.export import export_network_file
+    from zerochess.neural.shipped import SHIPPED_NETWORKS, shipped_network_path
 
     if checkpoint in SHIPPED_NETWORKS:
         checkpoint = shipped_network_path(checkpoint, ".pt")

@@ -4,7 +4,7 @@ import time
 
 import click
 
-from zerochess.engine import STARTING_FEN, Board, InvalidFenError
+from zerochess.chess import STARTING_FEN, Board, InvalidFenError
 
 
 @click.command()

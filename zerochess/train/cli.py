@@ -153,7 +153,7 @@ def supervise(data, snapshot, out, preset, config_file, device, policy_head, pol
     every run resumes exactly after a kill with the same command and --resume."""
     from tqdm import tqdm
 
-    from zerochess.engine.checkpoint import CheckpointError
+    from zerochess.neural.checkpoint import CheckpointError
     from zerochess.train.data.format import ShardError
     from zerochess.train.supervised.config import SuperviseConfig
     from zerochess.train.supervised.trainer import ResumeError, Trainer
@@ -200,7 +200,7 @@ def evaluate(checkpoint, data, snapshot, config_file, threads):
     split; prints the metrics as JSON: on teacher-labelled data also teacher_top1 (the
     network's move is the teacher's best) and expected_score_error (|E_net - E_teacher|);
     on several sets, each set's as NAME/metric and their weighted mean."""
-    from zerochess.engine.checkpoint import CheckpointError
+    from zerochess.neural.checkpoint import CheckpointError
     from zerochess.train.data.format import ShardError
     from zerochess.train.supervised.config import SuperviseConfig
     from zerochess.train.supervised.trainer import evaluate_checkpoint

@@ -7,7 +7,7 @@ touch the engine's state, so a bad command cannot leave anything half-changed.
 
 from __future__ import annotations
 
-from zerochess.engine import STARTING_FEN, Board
+from zerochess.chess import STARTING_FEN, Board
 from zerochess.search.timeman import GoParams
 
 

@@ -30,7 +30,7 @@ from zerochess.uci.format import bestmove_line, info_line, verbose_move_stats_li
 from zerochess.uci.options import OPTIONS, OptionError, OptionValues
 
 if TYPE_CHECKING:  # imported for real by UciLoop._load_engine (numpy, python-chess, Cython)
-    from zerochess.engine import Board
+    from zerochess.chess import Board
     from zerochess.search.results import SearchResult
     from zerochess.search.timeman import GoParams, Stopper, allocate
     from zerochess.uci.commands import UciError, parse_go, parse_position, parse_setoption
@@ -111,7 +111,7 @@ class UciLoop:
         The names become this module's globals, as if imported at its top."""
         global Board, SearchResult, GoParams, Stopper, allocate, UciError, parse_go, \
             parse_position, parse_setoption, Player
-        from zerochess.engine import Board
+        from zerochess.chess import Board
         from zerochess.search.results import SearchResult
         from zerochess.search.timeman import GoParams, Stopper, allocate
         from zerochess.uci.commands import UciError, parse_go, parse_position, parse_setoption

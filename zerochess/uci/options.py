@@ -19,8 +19,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from zerochess.engine.backends import RUNTIME_HELP, RUNTIMES
-from zerochess.engine.defaults import DEFAULT_POLICY_TEMPERATURE
+from zerochess.neural.backends import RUNTIME_HELP, RUNTIMES
+from zerochess.neural.defaults import DEFAULT_POLICY_TEMPERATURE
 from zerochess.search.params import SearchParams
 from zerochess.uci.strength import STRENGTH_ELO_MAX, STRENGTH_ELO_MIN
 

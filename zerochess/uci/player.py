@@ -18,7 +18,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from zerochess.engine import Board
+from zerochess.chess import Board
 from zerochess.search.results import PVLine, SearchInfo, SearchLimits, SearchResult
 from zerochess.search.sampling import sample_by_visits
 from zerochess.search.timeman import GoParams, Stopper
@@ -91,7 +91,7 @@ class Player:
 
     def _load_evaluator(self, options: OptionValues) -> None:
         key = self._evaluator_key_of(options)
-        from zerochess.engine.backends import make_evaluator
+        from zerochess.neural.backends import make_evaluator
         started = time.perf_counter()
         # one intra-op thread per call: Threads runs that many calls at once (search threads)
         evaluator = make_evaluator(**network_settings(options), threads=1)

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Callable, Iterable
 
-from zerochess.engine.atomic import write_text_atomic
+from zerochess.atomic import write_text_atomic
 
 
 def append_jsonl(path: str | os.PathLike, records: dict | Iterable[dict], sync: bool = False) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from zerochess.engine.atomic import write_atomic
+from zerochess.atomic import write_atomic
 
 
 def check_version(state: object, path: str | os.PathLike, fmt: str, version: int, what: str,

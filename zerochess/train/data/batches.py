@@ -29,7 +29,7 @@ from typing import Iterator
 
 import numpy as np
 
-from zerochess.engine.layout import POLICY_SIZE, SEQ_LEN
+from zerochess.chess.layout import POLICY_SIZE, SEQ_LEN
 from zerochess.train.data.format import Shard
 from zerochess.train.data.moves_left import plies_left
 
@@ -152,7 +152,7 @@ def for_network(batches: Iterator[Batch], threat_inputs: bool) -> Iterator[Batch
     if not threat_inputs:
         yield from batches
         return
-    from zerochess.engine.threats import add_threats_inplace
+    from zerochess.chess.threats import add_threats_inplace
 
     for batch in batches:
         add_threats_inplace(batch.tokens)

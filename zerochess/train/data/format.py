@@ -17,13 +17,13 @@ Required arrays, one row per sample unless noted:
 ===============  ===============  ============================================================
 array            dtype, shape     meaning
 ===============  ===============  ============================================================
-tokens           uint8 [N, 72]    network input (zerochess.engine.encoding, mover's frame)
+tokens           uint8 [N, 72]    network input (zerochess.chess.encoding, mover's frame)
 wdl              float32 [N, 3]   value target (loss, draw, win) from the side to move, each
                                   row sums to 1: one-hot of the game result for game data, a
                                   teacher's WDL estimate for labelled data
 policy_offsets   int64 [N + 1]    CSR offsets: sample i's policy target is the moves
                                   policy_indices[policy_offsets[i]:policy_offsets[i + 1]]
-policy_indices   int16 [L]        policy indices (zerochess.engine.encoding) of those moves,
+policy_indices   int16 [L]        policy indices (zerochess.chess.encoding) of those moves,
                                   all legal in the position
 policy_weights   float32 [L]      their target probabilities; each sample's sum to 1
 game             int32 [N]        index of the game the position comes from (data-set wide;
@@ -83,8 +83,8 @@ from pathlib import Path
 
 import numpy as np
 
-from zerochess.engine.atomic import temporary_name, write_json_atomic
-from zerochess.engine.layout import POLICY_SIZE, SEQ_LEN
+from zerochess.atomic import temporary_name, write_json_atomic
+from zerochess.chess.layout import POLICY_SIZE, SEQ_LEN
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "Shard", "ShardError", "load_shard", "remove_partial",
            "pack_shard", "unpack_shard",

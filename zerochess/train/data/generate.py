@@ -24,7 +24,7 @@ from typing import Callable
 
 import numpy as np
 
-from zerochess.engine.layout import SEQ_LEN
+from zerochess.chess.layout import SEQ_LEN
 from zerochess.train.common.pool import map_jobs
 from zerochess.train.data.dataset import finish_dataset, open_dataset, open_shard, shard_entry
 from zerochess.train.data.format import row_normalized, write_shard

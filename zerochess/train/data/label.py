@@ -43,9 +43,9 @@ import chess.pgn
 import chess.polyglot
 import numpy as np
 
-from zerochess.engine.board import Board
-from zerochess.engine.encoding import encode_board, legal_move_indices, move_to_index
-from zerochess.engine.layout import SEQ_LEN
+from zerochess.chess.board import Board
+from zerochess.chess.encoding import encode_board, legal_move_indices, move_to_index
+from zerochess.chess.layout import SEQ_LEN
 from zerochess.train.common.pool import map_jobs
 from zerochess.train.data.batches import csr_rows
 from zerochess.train.data.dataset import (finish_dataset, open_dataset, shard_entry,

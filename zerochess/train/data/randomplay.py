@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from zerochess.engine import Board, Status, encode_board, legal_move_indices
+from zerochess.chess import Board, Status, encode_board, legal_move_indices
 from zerochess.train.data.format import END_TRUNCATED
 
 # Per-game end reasons stored in the shards: the board's Status values, plus TRUNCATED for

@@ -24,7 +24,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from zerochess.engine import Board, Status, encode_board, move_to_index
+from zerochess.chess import Board, Status, encode_board, move_to_index
 from zerochess.search.forest import add_dirichlet_noise, playout_cap, run_many
 from zerochess.search.mcts import Batch, run_round
 from zerochess.search.tree import Tree

@@ -34,7 +34,7 @@ def selfplay(init, out, config_file, device, workers, iterations, backend, addre
     """Self-play reinforcement: actors -> learner -> gating, iterated, in OUT."""
     from tqdm import tqdm
 
-    from zerochess.engine.checkpoint import CheckpointError
+    from zerochess.neural.checkpoint import CheckpointError
     from zerochess.match import MatchConfigError, MatchError
     from zerochess.train.data.format import ShardError
     from zerochess.train.selfplay.config import SelfPlayConfig

@@ -33,8 +33,8 @@ from typing import Callable
 import numpy as np
 import torch
 
-from zerochess.engine.checkpoint import load_checkpoint, save_checkpoint
-from zerochess.engine.threats import network_tokens
+from zerochess.neural.checkpoint import load_checkpoint, save_checkpoint
+from zerochess.chess.threats import network_tokens
 from zerochess.train.common.jsonl import append_jsonl
 from zerochess.train.common.optim import adamw, cosine
 from zerochess.train.common.state import load_state, save_state

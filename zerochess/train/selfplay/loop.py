@@ -51,8 +51,8 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from zerochess.engine.atomic import write_json_atomic
-from zerochess.engine.backends import network_path
+from zerochess.atomic import write_json_atomic
+from zerochess.neural.backends import network_path
 from zerochess.train.common.jsonl import append_jsonl, keep_jsonl
 from zerochess.train.common.runlog import attach_log, detach_log
 from zerochess.train.common.state import check_version
@@ -130,7 +130,7 @@ class SelfPlayRun:
         detach_log(log, self.log_path)
 
     def _start(self, cfg: SelfPlayConfig) -> None:
-        from zerochess.engine.checkpoint import load_checkpoint, save_checkpoint
+        from zerochess.neural.checkpoint import load_checkpoint, save_checkpoint
 
         model, info = load_checkpoint(self.init)
         first = self.ckpt_dir / f"{ckpt_name(0)}.pt"
@@ -248,7 +248,7 @@ class SelfPlayRun:
         The fleet's actors play on meanwhile (``actor_lookahead``)."""
         import torch
 
-        from zerochess.engine.torch_evaluator import resolve_device
+        from zerochess.neural.torch_evaluator import resolve_device
         from zerochess.train.data.replay import ReplayWindow
         from zerochess.train.selfplay.learner import Learner
 

@@ -20,7 +20,7 @@ from typing import Callable
 
 import numpy as np
 
-from zerochess.engine.layout import SEQ_LEN
+from zerochess.chess.layout import SEQ_LEN
 from zerochess.train.data.format import row_normalized, write_shard
 from zerochess.train.data.legacy import one_hot_wdl
 from zerochess.train.data.replay import SHARD_RE, shard_name
@@ -129,7 +129,7 @@ def write_games(path: Path, games: list[FinishedGame], source: dict, info: dict,
 
 
 def _load_side(path: str, name: str, iteration: int, cfg: SelfPlayConfig, hash_mb: int) -> Side:
-    from zerochess.engine import make_evaluator
+    from zerochess.neural import make_evaluator
 
     ev = make_evaluator(path, device=cfg.device, threads=cfg.threads,
                         max_batch=cfg.games_per_worker * cfg.leaves_per_tree)

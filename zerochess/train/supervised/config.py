@@ -16,7 +16,7 @@ from zerochess.train.configfile import ConfigFile
 @dataclass(frozen=True)
 class SuperviseConfig(ConfigFile):
     preset: str = "tiny"
-    """Network preset (zerochess.engine.network.PRESETS): tiny, small or base."""
+    """Network preset (zerochess.neural.network.PRESETS): tiny, small or base."""
     policy_head: str | None = "attention"
     """Policy head: "attention" (per-square; chosen on equal compute, docs/training.md),
     "pooled" (the seed's MLP), or None for the preset's own."""
@@ -34,7 +34,7 @@ class SuperviseConfig(ConfigFile):
     `init_from` adds the path to a checkpoint without one, at zero (its exact function)."""
     threat_inputs: bool | None = None
     """Threat inputs (NetworkConfig.threat_inputs: per square, attacked by the opponent and
-    defended by the side to move, zerochess/engine/threats.pyx); None keeps the preset's
+    defended by the side to move, zerochess/chess/threats.pyx); None keeps the preset's
     (off) or the `init_from` checkpoint's setting. True with `init_from` adds the threat
     embedding, at zero, to a checkpoint without it: training starts from its exact function.
     Batches then carry version-2 tokens, computed from the shards' version-1 ones."""
@@ -46,7 +46,7 @@ class SuperviseConfig(ConfigFile):
     qat: bool | None = None
     """Quantization-aware training (NetworkConfig.qat): the encoder layers' and the attention
     policy head's matmuls run simulated int8, exactly as ONNX Runtime's int8 graph of the
-    network computes them (zerochess/engine/fake_quant.py), so the network learns to be
+    network computes them (zerochess/neural/fake_quant.py), so the network learns to be
     what ``zerochess export`` writes as int8. None keeps the preset's (off) or the
     `init_from` checkpoint's setting; true with `init_from` fine-tunes a trained fp32
     network for int8 (no parameters change, only how they are rounded); false turns a

@@ -15,8 +15,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from zerochess.engine import Board, encode_board, index_to_move, legal_move_indices
-from zerochess.engine.threats import network_tokens
+from zerochess.chess import Board, encode_board, index_to_move, legal_move_indices
+from zerochess.chess.threats import network_tokens
 
 
 @torch.no_grad()

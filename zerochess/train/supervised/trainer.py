@@ -21,7 +21,7 @@ A run directory holds::
                      states (torch, numpy, python), data position (epoch, batch index; the
                      order is a function of seed and epoch, a mixture's of seed and step),
                      the data sets' record, best validation loss
-    best.pt          network checkpoint (zerochess.engine.checkpoint) at best validation loss
+    best.pt          network checkpoint (zerochess.neural.checkpoint) at best validation loss
     epoch-NNNN.pt    network checkpoint every checkpoint_every_epochs epochs
     final.pt         network checkpoint at the end of the run
 
@@ -46,15 +46,15 @@ from typing import Callable
 import numpy as np
 import torch
 
-from zerochess.engine.atomic import write_json_atomic
-from zerochess.engine.checkpoint import load_checkpoint, save_checkpoint
-from zerochess.engine.network import PolicyValueModel, param_count
-from zerochess.engine.torch_evaluator import resolve_device
+from zerochess.atomic import write_json_atomic
+from zerochess.neural.checkpoint import load_checkpoint, save_checkpoint
+from zerochess.neural.network import PolicyValueModel, param_count
+from zerochess.neural.torch_evaluator import resolve_device
 from zerochess.train.common.jsonl import append_jsonl, keep_jsonl
 from zerochess.train.common.optim import adamw, cosine
 from zerochess.train.common.runlog import attach_log, detach_log
 from zerochess.train.common.state import load_state, rng_state, save_state, set_rng_state
-from zerochess.engine.threats import network_tokens
+from zerochess.chess.threats import network_tokens
 from zerochess.train.data.batches import (Batch, PositionSet, Prefetcher, for_network,
                                           iterate_batches)
 from zerochess.train.data.mixture import (DataSpec, MixedSet, OpenedSet, combined_fingerprint,

@@ -3,7 +3,7 @@
 A warm start (``init_from``) takes a checkpoint's weights and architecture; the growth
 options then add what it lacks, each so that the grown network computes exactly what the
 checkpoint did and training adds only what the new parts learn (Net2Net's
-function-preserving growth, ``zerochess.engine.models.transformer.grow`` and ``deepen``):
+function-preserving growth, ``zerochess.neural.models.transformer.grow`` and ``deepen``):
 
 * ``attention_bias`` True: learnt square-to-square attention biases, at zero;
 * ``value_squares`` K: the value head's spatial path, its last map at zero;
@@ -21,8 +21,8 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from zerochess.engine.checkpoint import load_checkpoint
-from zerochess.engine.network import NetworkConfig, PolicyValueModel, build_model
+from zerochess.neural.checkpoint import load_checkpoint
+from zerochess.neural.network import NetworkConfig, PolicyValueModel, build_model
 from zerochess.train.supervised.config import SuperviseConfig
 
 #: Names ``init_from`` (and ``train evaluate``) accept besides a path: the networks shipped
@@ -33,9 +33,9 @@ SHIPPED_NAMES = ("default", "zero")
 def network_path(spec: str) -> Path:
     """The checkpoint file ``spec`` names: "default" (the shipped network), "zero" (the
     shipped network that learnt from the rules alone) or a path (the rule of
-    ``zerochess.engine.backends.load_network_spec``)."""
+    ``zerochess.neural.backends.load_network_spec``)."""
     if spec in SHIPPED_NAMES:
-        from zerochess.engine.api import shipped_network_path
+        from zerochess.neural.api import shipped_network_path
 
         return shipped_network_path(spec)
     return Path(spec)
@@ -86,7 +86,7 @@ def grown(model: PolicyValueModel, cfg: SuperviseConfig, source: str) -> PolicyV
     if (changes or layers) and net.architecture != "transformer":
         raise ValueError(f"growing ({', '.join([*changes, *(['n_layers'] if layers else [])])}) "
                          f"is for transformers; {source} is a {net.architecture}")
-    from zerochess.engine.models.transformer import deepen, grow
+    from zerochess.neural.models.transformer import deepen, grow
 
     if layers:
         model = deepen(model, layers)

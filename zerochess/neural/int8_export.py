@@ -1,5 +1,5 @@
 """The int8 graph of a quantization-aware network (``NetworkConfig.qat``): its fp32 export
-with exactly the matmuls that training simulated in int8 (``zerochess.engine.fake_quant``)
+with exactly the matmuls that training simulated in int8 (``zerochess.neural.fake_quant``)
 quantized by ONNX Runtime's ``quantize_dynamic``, with the scheme the simulation copies.
 
 Needs torch, ``onnx`` and ``onnxruntime.quantization`` (the ``train`` extra); the file it

@@ -23,7 +23,7 @@ ABI (fixed, called from Cython)::
 A position with zero legal moves never reaches an evaluator (the search scores it itself).
 
 This module is the ABI and the weightless backend only, without torch: the torch backend is
-``zerochess.engine.torch_evaluator`` and ``zerochess.engine.backends.make_evaluator`` picks a
+``zerochess.neural.torch_evaluator`` and ``zerochess.neural.backends.make_evaluator`` picks a
 backend from a spec. Imports run one way (backends -> api -> torch_evaluator -> evaluator).
 """
 

@@ -3,7 +3,7 @@ and the runtime that runs it (UCI ``Backend``, CLI ``--runtime``). The shipped n
 play from their ``.onnx`` files on ONNX Runtime, without torch; torch (the ``train`` extra)
 serves the ``torch-*`` runtimes, CUDA and ``.pt`` checkpoints.
 
-Its own module so that the ABI module (``zerochess.engine.evaluator``) never imports the
+Its own module so that the ABI module (``zerochess.neural.evaluator``) never imports the
 network loader: ``api`` imports the torch backend, which imports the ABI, and only this
 module, at the top of that chain, knows all of them. Importing it costs no torch and no
 numpy: the UCI options (``uci/options.py``) read the runtimes from here while the engine
@@ -16,12 +16,12 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from zerochess.engine.extras import (TRAIN_EXTRA, MissingExtraError, cuda_possible,
+from zerochess.neural.extras import (TRAIN_EXTRA, MissingExtraError, cuda_possible,
                                      exporter_installed, onnxruntime_installed, require_torch)
-from zerochess.engine.shipped import SHIPPED_NETWORKS, shipped_network_path
+from zerochess.neural.shipped import SHIPPED_NETWORKS, shipped_network_path
 
 if TYPE_CHECKING:
-    from zerochess.engine.evaluator import Evaluator
+    from zerochess.neural.evaluator import Evaluator
 
 __all__ = ["make_evaluator", "load_network_spec", "network_path", "resolve_runtime", "is_onnx_file",
            "RUNTIMES", "RUNTIME_HELP", "ONNX_AUTO_MAX_BATCH"]
@@ -73,7 +73,7 @@ def resolve_runtime(runtime: str, device: str | None = "auto",
     require_torch(f"Backend {runtime}" if runtime != "auto" else f"Device {device}"
                   if not on_cpu else "the torch runtime (no onnxruntime, or batches over "
                   f"{ONNX_AUTO_MAX_BATCH})")
-    from zerochess.engine.torch_evaluator import default_precision, resolve_device
+    from zerochess.neural.torch_evaluator import default_precision, resolve_device
 
     resolved = resolve_device(device)
     if runtime == "auto":
@@ -126,7 +126,7 @@ def load_network_spec(spec: str | None = None):
     extra: ``MissingExtraError`` without it); torch is imported only here."""
     require_torch(f"the .pt checkpoint {spec}" if spec not in (None, "default", "zero")
                   else "a torch backend")
-    from zerochess.engine.api import load_network
+    from zerochess.neural.api import load_network
 
     return load_network(str(network_path(spec)), device="cpu")
 
@@ -149,7 +149,7 @@ def make_evaluator(
     choose torch).
     """
     if spec == "uniform":
-        from zerochess.engine.evaluator import UniformEvaluator
+        from zerochess.neural.evaluator import UniformEvaluator
 
         return UniformEvaluator(**{k: v for k, v in kwargs.items() if k == "max_batch"})
     spec = None if spec in (None, "default") else spec
@@ -162,8 +162,8 @@ def make_evaluator(
     shipped = spec is None or spec in SHIPPED_NETWORKS
     onnx_file = not shipped and is_onnx_file(spec)
     if runtime == "onnx-fp32" and (shipped or onnx_file):
-        from zerochess.engine.onnx_evaluator import OnnxEvaluator
-        from zerochess.engine.onnx_network import read_onnx_network
+        from zerochess.neural.onnx_evaluator import OnnxEvaluator
+        from zerochess.neural.onnx_network import read_onnx_network
 
         path = shipped_network_path(spec or "default", ".onnx") if shipped else spec
         return OnnxEvaluator(read_onnx_network(path, threads), threads=threads, **kwargs)
@@ -176,10 +176,10 @@ def make_evaluator(
         if not exporter_installed():
             raise MissingExtraError(f"running a .pt checkpoint on ONNX Runtime needs torch and "
                                     f"the onnx package: {TRAIN_EXTRA}")
-        from zerochess.engine.onnx_evaluator import OnnxEvaluator
+        from zerochess.neural.onnx_evaluator import OnnxEvaluator
 
         return OnnxEvaluator(network, threads=threads, **kwargs)
-    from zerochess.engine.torch_evaluator import TorchEvaluator
+    from zerochess.neural.torch_evaluator import TorchEvaluator
 
     if runtime.startswith("torch-"):
         kwargs["precision"] = runtime.partition("-")[2]

@@ -10,15 +10,15 @@ that no caller depends on one architecture's attribute names.
 
 Adding an architecture is one module and a preset:
 
-1. ``zerochess/engine/models/<name>.py`` defines a ``PolicyValueModel`` subclass whose
+1. ``zerochess/neural/models/<name>.py`` defines a ``PolicyValueModel`` subclass whose
    ``__init__`` takes a ``NetworkConfig``, and names it ``Model = <the class>``;
-   ``build_model`` imports ``zerochess.engine.models.<name>`` when a config says
+   ``build_model`` imports ``zerochess.neural.models.<name>`` when a config says
    ``architecture="<name>"`` (nothing else to register; the PyInstaller spec collects
    every zerochess submodule).
 2. ``PRESETS`` gets an entry ``NetworkConfig(architecture="<name>", ...)`` so that
    ``zerochess train supervise --preset`` can train it.
 
-``zerochess/engine/models/transformer.py`` is the worked example (and the engine's network).
+``zerochess/neural/models/transformer.py`` is the worked example (and the engine's network).
 This module does not import the architectures, so they may import the contract from here
 without an import cycle.
 """
@@ -33,19 +33,19 @@ from functools import lru_cache
 import torch
 from torch import nn
 
-# The encoding contract's sizes (zerochess.engine.encoding implements it natively); from the
+# The encoding contract's sizes (zerochess.chess.encoding implements it natively); from the
 # pure-Python layout module, so the network builds without the compiled extension.
-from zerochess.engine.layout import POLICY_SIZE, SEQ_LEN, VOCAB_SIZE
+from zerochess.chess.layout import POLICY_SIZE, SEQ_LEN, VOCAB_SIZE
 
 POLICY_HEADS = ("pooled", "attention")
 
 #: Package whose modules are the architectures, one module per ``NetworkConfig.architecture``.
-MODELS_PACKAGE = "zerochess.engine.models"
+MODELS_PACKAGE = "zerochess.neural.models"
 
 
 @lru_cache(maxsize=None)
 def architectures() -> tuple[str, ...]:
-    """Names a ``NetworkConfig.architecture`` may take: the modules of ``zerochess.engine.models``."""
+    """Names a ``NetworkConfig.architecture`` may take: the modules of ``zerochess.neural.models``."""
     package = importlib.import_module(MODELS_PACKAGE)
     return tuple(sorted(m.name for m in pkgutil.iter_modules(package.__path__)
                         if not m.name.startswith("_")))
@@ -97,7 +97,7 @@ class NetworkConfig:
     """
 
     architecture: str = "transformer"
-    """Which module of ``zerochess.engine.models`` builds the network (``build_model``).
+    """Which module of ``zerochess.neural.models`` builds the network (``build_model``).
     Checkpoints saved before the field existed are transformers."""
     d_model: int = 256
     """Width C of every token vector."""
@@ -143,7 +143,7 @@ class NetworkConfig:
     channels the same way). The last map starts at zero, so a trained network grown with
     it keeps its function. 0 for checkpoints saved before the field existed."""
     threat_inputs: bool = False
-    """The network reads version-2 tokens (``zerochess/engine/threats.pyx``): each square
+    """The network reads version-2 tokens (``zerochess/chess/threats.pyx``): each square
     token also says whether the opponent attacks the square and whether the side to move
     defends it, which Monty measured at +51 Elo. The network splits a token t into the
     square token t % 44 and the flags t // 44 and adds a learnt threat embedding (4 x
@@ -162,7 +162,7 @@ class NetworkConfig:
     before the field existed, and left out of ``to_dict`` while False."""
     qat: bool = False
     """Quantization-aware: the encoder layers' and the attention policy head's matmuls are
-    simulated int8 in torch (``zerochess.engine.fake_quant``: per-channel int8 weights,
+    simulated int8 in torch (``zerochess.neural.fake_quant``: per-channel int8 weights,
     per-call uint8 activations, exactly as ONNX Runtime's dynamic quantization runs them),
     and ``zerochess export`` writes them int8 (faster under ONNX Runtime; the figures are in
     docs/network.md). Training with it on teaches the network to be what its int8 file

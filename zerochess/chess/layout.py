@@ -2,7 +2,7 @@
 
 ``encoding.pyx`` documents the layout these numbers size (72 tokens per position, 44 token
 values, 4168 policy indices). Every Python user imports them from here (or, equally, from
-``zerochess.engine.encoding``, which re-exports the same values). The only other copy is the
+``zerochess.chess.encoding``, which re-exports the same values). The only other copy is the
 C enum in ``encoding.pxd`` that the nogil encoder and the search need at compile time;
 ``encoding`` refuses to import when the two disagree, so a changed layout cannot ship half-done.
 """

@@ -1,4 +1,4 @@
-"""Errors raised for bad input: by the board, and by the network file readers.
+"""Errors raised for bad input to the board (the network file readers' is ``zerochess.neural.errors``).
 
 All are ``ValueError`` subclasses (as python-chess's ``IllegalMoveError`` is) so that a caller
 that only cares "was the input acceptable?" catches one type, while the UCI layer can tell
@@ -16,14 +16,3 @@ class InvalidMoveError(ValueError):
 
 class IllegalMoveError(ValueError):
     """A well-formed UCI move that is not legal in the current position."""
-
-
-class CheckpointError(ValueError):
-    """A network file (``.pt`` checkpoint or ``.onnx`` network) cannot be used; the message
-    names the file and the problem. It lives here, without torch, because the engine reads
-    ``.onnx`` files where torch is not installed."""
-
-    def __init__(self, path, problem: str) -> None:
-        self.path = str(path)
-        self.problem = problem
-        super().__init__(f"{self.path}: {problem}")

@@ -37,7 +37,7 @@ from libc.string cimport memset
 
 import enum
 
-from zerochess.engine.errors import IllegalMoveError, InvalidFenError, InvalidMoveError
+from zerochess.chess.errors import IllegalMoveError, InvalidFenError, InvalidMoveError
 
 # zc_lsb, zc_msb, zc_popcount: the compiler's bit builtins, declared in board.pxd.
 
@@ -217,7 +217,7 @@ cdef uint64_t attacked_squares(const Position* p, int by) noexcept nogil:
     """Squares that color `by`'s pieces attack on the occupancy `p.occupied` (pawns
     diagonally forward for their colour, sliders stopped by the first piece in the way,
     knights, the king; pins ignored). Reads only `p.pieces[by]` and `p.occupied`, so a
-    caller may fill just those (the threat inputs, zerochess/engine/threats.pyx)."""
+    caller may fill just those (the threat inputs, zerochess/chess/threats.pyx)."""
     cdef const uint64_t* pc = p.pieces[by]
     cdef uint64_t out = 0, b
     cdef uint64_t diagonal = pc[BISHOP] | pc[QUEEN], straight = pc[ROOK] | pc[QUEEN]
@@ -934,7 +934,7 @@ cdef class Board:
     'rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1'
 
     ``turn`` is True when White is to move (python-chess's convention). Bad input raises a
-    ``ValueError`` subclass from ``zerochess.engine.errors`` and leaves the board unchanged.
+    ``ValueError`` subclass from ``zerochess.chess.errors`` and leaves the board unchanged.
 
     Every board plays Chess960's castling rules (standard chess is their special case) and
     reads X-FEN and Shredder-FEN; ``chess960`` only chooses how castling is written as UCI

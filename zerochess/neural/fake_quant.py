@@ -1,7 +1,7 @@
 """Quantization-aware training: int8 matmuls simulated in torch exactly as ONNX Runtime runs them.
 
 A network with ``NetworkConfig.qat`` builds its encoder layers' and attention policy head's
-Linears as ``Int8Linear``. Exported (``zerochess.engine.int8_export``), each of them becomes a
+Linears as ``Int8Linear``. Exported (``zerochess.neural.int8_export``), each of them becomes a
 ``MatMul`` that ONNX Runtime's ``quantize_dynamic(per_channel=True, reduce_range=True,
 weight_type=QInt8)`` turns into ``DynamicQuantizeLinear`` + ``MatMulInteger`` (fused by the
 runtime into ``DynamicQuantizeMatMul``). That is what this module computes in float:

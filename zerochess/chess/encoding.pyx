@@ -68,22 +68,22 @@ import numpy as np
 
 cimport numpy as cnp
 from libc.stdint cimport uint8_t, int32_t
-from zerochess.engine.board cimport (
+from zerochess.chess.board cimport (
     Board, Position, Move, WHITE, BLACK, KNIGHT, BISHOP, ROOK, NO_PIECE, MAX_MOVES,
     WHITE_OO, WHITE_OOO, BLACK_OO, BLACK_OOO, generate_legal, legal_en_passant,
     repetition_count, move_from, move_to, move_promotion, castling_king_to,
     is_standard_castling)
-import zerochess.engine.layout as layout
-from zerochess.engine.board import move_to_uci
+import zerochess.chess.layout as layout
+from zerochess.chess.board import move_to_uci
 
 cnp.import_array()
 
-# The C enum in encoding.pxd mirrors zerochess.engine.layout (C needs the sizes at compile
+# The C enum in encoding.pxd mirrors zerochess.chess.layout (C needs the sizes at compile
 # time); refuse to run with the two apart. The Python names are layout's values (a Cython module
 # cannot define a Python global under a C enum member's name, so they go through the dict).
 if (SEQ_LEN, VOCAB_SIZE, POLICY_SIZE, N_FROM_TO) != (
         layout.SEQ_LEN, layout.VOCAB_SIZE, layout.POLICY_SIZE, layout.N_FROM_TO):
-    raise ImportError("encoding.pxd's sizes differ from zerochess/engine/layout.py; "
+    raise ImportError("encoding.pxd's sizes differ from zerochess/chess/layout.py; "
                       "make them agree and rebuild")
 globals().update(SEQ_LEN=layout.SEQ_LEN, VOCAB_SIZE=layout.VOCAB_SIZE,
                  POLICY_SIZE=layout.POLICY_SIZE)

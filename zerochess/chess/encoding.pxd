@@ -2,9 +2,9 @@
 # The layout is documented in encoding.pyx's module docstring.
 
 from libc.stdint cimport uint8_t, int32_t
-from zerochess.engine.board cimport Position, Move
+from zerochess.chess.board cimport Position, Move
 
-# The sizes of zerochess/engine/layout.py, as C constants for the nogil code (encoding.pyx
+# The sizes of zerochess/chess/layout.py, as C constants for the nogil code (encoding.pyx
 # checks at import that the two agree).
 cdef enum:
     SEQ_LEN = 72           # tokens per position

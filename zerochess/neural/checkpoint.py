@@ -27,9 +27,9 @@ from typing import Any
 import torch
 
 from zerochess._version import __version__
-from zerochess.engine.atomic import write_atomic
-from zerochess.engine.errors import CheckpointError
-from zerochess.engine.network import NetworkConfig, PolicyValueModel, build_model
+from zerochess.atomic import write_atomic
+from zerochess.neural.errors import CheckpointError
+from zerochess.neural.network import NetworkConfig, PolicyValueModel, build_model
 
 FORMAT = "zerochess-network"
 FORMAT_VERSION = 1

@@ -16,10 +16,10 @@ from typing import Iterable
 import numpy as np
 import torch
 
-from zerochess.engine.checkpoint import load_checkpoint, save_checkpoint
-from zerochess.engine.network import NetworkConfig, PolicyValueModel, build_model
-from zerochess.engine.shipped import SHIPPED_NETWORKS, shipped_network_path  # noqa: F401 (public here too)
-from zerochess.engine.torch_evaluator import TorchEvaluator, resolve_device
+from zerochess.neural.checkpoint import load_checkpoint, save_checkpoint
+from zerochess.neural.network import NetworkConfig, PolicyValueModel, build_model
+from zerochess.neural.shipped import SHIPPED_NETWORKS, shipped_network_path  # noqa: F401 (public here too)
+from zerochess.neural.torch_evaluator import TorchEvaluator, resolve_device
 
 logger = logging.getLogger(__name__)
 
@@ -51,15 +51,15 @@ class Network:
     def predict(self, boards: Iterable) -> tuple[np.ndarray, np.ndarray]:
         """Raw policy logits ``[B, POLICY_SIZE]`` and WDL probabilities ``[B, 3]`` (float32).
 
-        ``boards`` holds ``zerochess.engine.Board`` objects or FEN strings (anything else
+        ``boards`` holds ``zerochess.chess.Board`` objects or FEN strings (anything else
         with a ``.fen()`` method, e.g. a ``chess.Board``, is converted through its FEN; a
         FEN carries no history, so its repetition token says "not seen before"). Logits
         cover the whole move space, legal or not; mask them with ``legal_move_indices``.
         WDL is (loss, draw, win) from the side to move. Runs in fp32: this is the
         reference the faster evaluators are checked against.
         """
-        from zerochess.engine.encoding import encode_board
-        from zerochess.engine.threats import network_tokens
+        from zerochess.chess.encoding import encode_board
+        from zerochess.chess.threats import network_tokens
 
         boards = list(boards)
         if not boards:
@@ -88,7 +88,7 @@ class Network:
 
 
 def _as_board(b):
-    from zerochess.engine.board import Board
+    from zerochess.chess.board import Board
 
     if isinstance(b, Board):
         return b

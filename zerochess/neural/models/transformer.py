@@ -32,16 +32,16 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from zerochess.engine.fake_quant import Int8Linear
-from zerochess.engine.layout import (N_FROM_TO, N_SQUARES, N_THREAT_FLAGS, N_UNDERPROMOTIONS,
+from zerochess.neural.fake_quant import Int8Linear
+from zerochess.chess.layout import (N_FROM_TO, N_SQUARES, N_THREAT_FLAGS, N_UNDERPROMOTIONS,
                                      VOCAB_SIZE)
-from zerochess.engine.network import NetworkConfig, PolicyValueModel
+from zerochess.neural.network import NetworkConfig, PolicyValueModel
 
 
 def reach_table() -> torch.Tensor:
     """(VOCAB_SIZE, 64, 64) bool: square token t on square f may move to square s on an empty
     board, in the mover's frame (own pawns move up; castling is the king's e1-g1/e1-c1).
-    Only own-piece tokens 1..6 (P N B R Q K, zerochess.engine.encoding) have any move."""
+    Only own-piece tokens 1..6 (P N B R Q K, zerochess.chess.encoding) have any move."""
     table = torch.zeros(VOCAB_SIZE, N_SQUARES, N_SQUARES, dtype=torch.bool)
     for f in range(N_SQUARES):
         r, c = divmod(f, 8)
@@ -106,7 +106,7 @@ def _cpu_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
 
 def matmul_linear(cfg: NetworkConfig) -> type[nn.Linear]:
     """The Linear class of the matmuls that ``cfg.qat`` makes int8: ``Int8Linear`` (simulated
-    int8, zerochess/engine/fake_quant.py) with it, ``nn.Linear`` without. Only Linears applied
+    int8, zerochess/neural/fake_quant.py) with it, ``nn.Linear`` without. Only Linears applied
     to (B, T, C) tokens take it: they export as ``MatMul``, what ONNX Runtime's dynamic
     quantizer makes int8 (bench_int8.py measured those the fast ones); the value head's small
     Linears on the pooled vector (``Gemm``) stay fp32. Same parameters and initialisation
@@ -453,5 +453,5 @@ def grow(model: ChessTransformer, **changes) -> ChessTransformer:
     return _rebuilt(model, lambda key: any(part in key for part in new), **changes)
 
 
-#: What ``zerochess.engine.network.build_model`` builds for ``architecture="transformer"``.
+#: What ``zerochess.neural.network.build_model`` builds for ``architecture="transformer"``.
 Model = ChessTransformer

@@ -1,4 +1,4 @@
-"""Writing the network file the engine plays from (``zerochess.engine.onnx_network``) out of
+"""Writing the network file the engine plays from (``zerochess.neural.onnx_network``) out of
 a torch checkpoint: ``zerochess export CHECKPOINT OUT.onnx``.
 
 Needs the ``train`` extra (torch and the ``onnx`` package); reading the result does not.
@@ -11,7 +11,7 @@ import json
 import os
 from pathlib import Path
 
-from zerochess.engine.onnx_network import (FORMAT, FORMAT_VERSION, POLICY_LAYOUT, OnnxNetwork,
+from zerochess.neural.onnx_network import (FORMAT, FORMAT_VERSION, POLICY_LAYOUT, OnnxNetwork,
                                            encoding_name, probe_legal, probe_tokens,
                                            read_onnx_network)
 
@@ -23,7 +23,7 @@ def export_network_file(checkpoint: str | os.PathLike, out: str | os.PathLike) -
     atomically, after the new file has passed ``read_onnx_network``'s checks); return it.
 
     Needs the ``train`` extra (torch and ``onnx``): ``MissingExtraError`` otherwise."""
-    from zerochess.engine.extras import TRAIN_EXTRA, MissingExtraError, require_torch
+    from zerochess.neural.extras import TRAIN_EXTRA, MissingExtraError, require_torch
 
     torch = require_torch("zerochess export")
     try:
@@ -31,11 +31,11 @@ def export_network_file(checkpoint: str | os.PathLike, out: str | os.PathLike) -
     except ImportError as exc:
         raise MissingExtraError(f"zerochess export needs the onnx package: {TRAIN_EXTRA}") from exc
     from zerochess._version import __version__
-    from zerochess.engine.api import load_network
-    from zerochess.engine.atomic import write_atomic
-    from zerochess.engine.fake_quant import int8_linears
-    from zerochess.engine.int8_export import int8_metadata
-    from zerochess.engine.onnx_evaluator import _exportable, export_onnx
+    from zerochess.neural.api import load_network
+    from zerochess.atomic import write_atomic
+    from zerochess.neural.fake_quant import int8_linears
+    from zerochess.neural.int8_export import int8_metadata
+    from zerochess.neural.onnx_evaluator import _exportable, export_onnx
 
     checkpoint = Path(checkpoint)
     network = load_network(checkpoint, device="cpu")

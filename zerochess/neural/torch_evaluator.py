@@ -1,4 +1,4 @@
-"""The torch backend: a ``PolicyValueModel`` behind the evaluator ABI (``zerochess.engine.evaluator``).
+"""The torch backend: a ``PolicyValueModel`` behind the evaluator ABI (``zerochess.neural.evaluator``).
 
 Precision, device and thread choices live here; torch itself is imported inside the
 functions, so that importing this module (for its defaults) stays cheap.
@@ -11,9 +11,9 @@ import threading
 
 import numpy as np
 
-from zerochess.engine.defaults import DEFAULT_POLICY_TEMPERATURE
-from zerochess.engine.evaluator import empty_outputs, gather_index, legal_softmax
-from zerochess.engine.threats import network_tokens
+from zerochess.neural.defaults import DEFAULT_POLICY_TEMPERATURE
+from zerochess.neural.evaluator import empty_outputs, gather_index, legal_softmax
+from zerochess.chess.threats import network_tokens
 
 logger = logging.getLogger(__name__)
 
@@ -223,7 +223,7 @@ class TorchEvaluator:
         self, tokens: np.ndarray, legal_idx: np.ndarray, offsets: np.ndarray
     ) -> tuple[np.ndarray, ...]:
         """(priors [N], WDL [B, 3]), and the plies left [B] for a network with a
-        moves-left head (the ABI, zerochess.engine.evaluator)."""
+        moves-left head (the ABI, zerochess.neural.evaluator)."""
         import torch
 
         index = gather_index(tokens, legal_idx, offsets, self.policy_size)  # (N,)

@@ -31,10 +31,10 @@ import numpy as np
 cimport numpy as cnp
 from libc.stdint cimport uint8_t, uint64_t
 from libc.string cimport memset
-from zerochess.engine.board cimport (Position, WHITE, BLACK, attacked_squares)
-from zerochess.engine.encoding cimport SEQ_LEN, VOCAB_SIZE
+from zerochess.chess.board cimport (Position, WHITE, BLACK, attacked_squares)
+from zerochess.chess.encoding cimport SEQ_LEN, VOCAB_SIZE
 
-from zerochess.engine.layout import N_THREAT_FLAGS, THREAT_VOCAB_SIZE  # noqa: F401 (re-exported)
+from zerochess.chess.layout import N_THREAT_FLAGS, THREAT_VOCAB_SIZE  # noqa: F401 (re-exported)
 
 cnp.import_array()
 

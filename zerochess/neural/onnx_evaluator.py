@@ -1,10 +1,10 @@
 """The ONNX Runtime backend: a network run by onnxruntime on the CPU.
 
-It runs either an ``.onnx`` network file (``zerochess.engine.onnx_network``: the shipped
+It runs either an ``.onnx`` network file (``zerochess.neural.onnx_network``: the shipped
 networks, ``zerochess export``'s output; no torch needed) or a torch model exported on the
 fly (a ``.pt`` checkpoint as ``WeightsFile``; needs the ``train`` extra), cached as below.
 
-Same ABI as the torch backend (``zerochess.engine.evaluator``): one ``session.run`` per
+Same ABI as the torch backend (``zerochess.neural.evaluator``): one ``session.run`` per
 batch gives the policy logits and WDL probabilities, and the legal-move gather and softmax
 are the ones every backend shares (``gather_index``, ``legal_softmax``). A network with
 threat inputs gets the batch's tokens as version 2 (``threats.add_threats``); the search
@@ -35,10 +35,10 @@ from pathlib import Path
 
 import numpy as np
 
-from zerochess.engine.atomic import write_atomic
-from zerochess.engine.evaluator import empty_outputs, gather_index, legal_softmax
-from zerochess.engine.threats import network_tokens
-from zerochess.engine.onnx_network import (PROBE_FENS, OnnxNetwork, probe_tokens,  # noqa: F401
+from zerochess.atomic import write_atomic
+from zerochess.neural.evaluator import empty_outputs, gather_index, legal_softmax
+from zerochess.chess.threats import network_tokens
+from zerochess.neural.onnx_network import (PROBE_FENS, OnnxNetwork, probe_tokens,  # noqa: F401
                                             probe_tolerances, session_options)
 
 logger = logging.getLogger(__name__)
@@ -55,7 +55,7 @@ _MAGIC = b"ZCONNX1\n"
 def onnx_available() -> bool:
     """Whether a torch model can run here through ONNX Runtime: onnxruntime, the exporter's
     ``onnx`` and torch are installed (``.onnx`` files need only onnxruntime)."""
-    from zerochess.engine.extras import exporter_installed, onnxruntime_installed
+    from zerochess.neural.extras import exporter_installed, onnxruntime_installed
 
     return onnxruntime_installed() and exporter_installed()
 
@@ -124,7 +124,7 @@ def export_onnx(model) -> bytes:
 
     import torch
 
-    from zerochess.engine.fake_quant import Int8Linear, int8_linears
+    from zerochess.neural.fake_quant import Int8Linear, int8_linears
 
     buffer = io.BytesIO()
     example = torch.zeros((2, model.config.seq_len), dtype=torch.uint8)  # 2: B stays symbolic
@@ -146,7 +146,7 @@ def export_onnx(model) -> bytes:
             m.fake_quant = True
     if not int8:
         return buffer.getvalue()
-    from zerochess.engine.int8_export import matmul_node_names, quantize_matmuls
+    from zerochess.neural.int8_export import matmul_node_names, quantize_matmuls
 
     return quantize_matmuls(buffer.getvalue(), matmul_node_names(buffer.getvalue(), int8))
 
@@ -316,7 +316,7 @@ class OnnxEvaluator:
     def evaluate(self, tokens: np.ndarray, legal_idx: np.ndarray, offsets: np.ndarray
                  ) -> tuple[np.ndarray, ...]:
         """(priors [N], WDL [B, 3]), and the plies left [B] for a network with a
-        moves-left head (the ABI, zerochess.engine.evaluator)."""
+        moves-left head (the ABI, zerochess.neural.evaluator)."""
         flat = gather_index(tokens, legal_idx, offsets, self.policy_size)  # (N,)
         if flat is None:
             return empty_outputs(self.moves_left)

@@ -1,11 +1,11 @@
 """The network file the engine plays from: an ONNX model that carries what the engine must
 know about it, so that playing needs ONNX Runtime and never the torch checkpoint.
 
-Written by ``zerochess export CHECKPOINT OUT.onnx`` (``zerochess.engine.export``) from a ``.pt``
+Written by ``zerochess export CHECKPOINT OUT.onnx`` (``zerochess.neural.export``) from a ``.pt``
 checkpoint; read by ``read_onnx_network`` with onnxruntime alone (no torch, no ``onnx``).
 
-The graph: input ``tokens`` uint8 [batch, 72] (``zerochess.engine.encoding``; version 2,
-``zerochess.engine.threats``, for a network with threat inputs), outputs
+The graph: input ``tokens`` uint8 [batch, 72] (``zerochess.chess.encoding``; version 2,
+``zerochess.chess.threats``, for a network with threat inputs), outputs
 ``policy`` float32 [batch, 4168] (logits; only legal moves' are meaningful) and ``wdl``
 float32 [batch, 3] (probabilities, loss/draw/win from the side to move), and for a network
 with a moves-left head (its config says ``"moves_left": true``) a third, ``moves_left``
@@ -33,7 +33,7 @@ float32 [batch] (plies the game has left from the position). Its
                        ``probe_tolerances(int8=True)``
     int8               only in a QAT network's file, whose weight matmuls of the encoder
                        layers and policy head are int8: JSON {"scheme": how they are
-                       quantized, "linears": which} (zerochess/engine/int8_export.py)
+                       quantized, "linears": which} (zerochess/neural/int8_export.py)
 
 Every failure to read raises ``CheckpointError`` naming the file and the problem.
 """
@@ -48,7 +48,7 @@ from pathlib import Path
 
 import numpy as np
 
-from zerochess.engine.errors import CheckpointError
+from zerochess.neural.errors import CheckpointError
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "ENCODING", "ENCODING_THREATS", "POLICY_LAYOUT",
            "PROBE_FENS", "OnnxNetwork", "encoding_name", "read_onnx_network", "probe_tokens",
@@ -56,9 +56,9 @@ __all__ = ["FORMAT", "FORMAT_VERSION", "ENCODING", "ENCODING_THREATS", "POLICY_L
 
 FORMAT = "zerochess-network-onnx"
 FORMAT_VERSION = 1
-#: The input layout (the table in zerochess/engine/encoding.pyx); renamed when it changes.
+#: The input layout (the table in zerochess/chess/encoding.pyx); renamed when it changes.
 ENCODING = "zerochess-tokens-72-v1"
-#: Version 2: version 1 with threat flags in the square tokens (zerochess/engine/threats.pyx),
+#: Version 2: version 1 with threat flags in the square tokens (zerochess/chess/threats.pyx),
 #: what a network with ``NetworkConfig.threat_inputs`` reads.
 ENCODING_THREATS = "zerochess-tokens-72-v2-threats"
 #: The policy index layout: from*64+to, then 72 underpromotions, in the mover's frame.
@@ -97,9 +97,9 @@ def encoding_name(threat_inputs: bool) -> str:
 def probe_tokens(threat_inputs: bool = False) -> np.ndarray:
     """The tokens of ``PROBE_FENS`` as a network reads them: uint8 [K, 72], version 2 for
     one with threat inputs."""
-    from zerochess.engine.board import Board
-    from zerochess.engine.encoding import encode_board
-    from zerochess.engine.threats import network_tokens
+    from zerochess.chess.board import Board
+    from zerochess.chess.encoding import encode_board
+    from zerochess.chess.threats import network_tokens
 
     tokens = np.stack([encode_board(Board(fen)) for fen in PROBE_FENS]).astype(np.uint8)
     return network_tokens(tokens, threat_inputs)
@@ -107,8 +107,8 @@ def probe_tokens(threat_inputs: bool = False) -> np.ndarray:
 
 def probe_legal() -> list[np.ndarray]:
     """The policy indices of each probe position's legal moves."""
-    from zerochess.engine.board import Board
-    from zerochess.engine.encoding import legal_move_indices
+    from zerochess.chess.board import Board
+    from zerochess.chess.encoding import legal_move_indices
 
     return [np.asarray(legal_move_indices(Board(fen)), np.int64) for fen in PROBE_FENS]
 
@@ -171,7 +171,7 @@ def _json(props: dict, key: str, path) -> object:
 def _check_contract(props: dict, session, path) -> tuple[int, int, bool, bool]:
     """The file's format, encoding and graph signature against this zerochess's; returns
     (policy_size, seq_len, whether it reads threat inputs, whether it has a moves-left head)."""
-    from zerochess.engine.encoding import POLICY_SIZE, SEQ_LEN
+    from zerochess.chess.encoding import POLICY_SIZE, SEQ_LEN
 
     if props.get("format") != FORMAT:
         raise CheckpointError(path, "an ONNX model, but not a zerochess network (no "
