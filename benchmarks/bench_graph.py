@@ -37,7 +37,7 @@ RUNTIME = "onnx-fp32"
 
 def main() -> None:
     from zerochess.neural.shipped import shipped_network_path
-    from zerochess.uci.options import ENGINE_PARAMS
+    from zerochess.search.params import ENGINE_PARAMS
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--baseline", required=True, help="the .onnx file to compare against")

@@ -62,7 +62,7 @@ def serve(args) -> None:
     from zerochess.search.results import SearchLimits
     from zerochess.search.search import Search
     from zerochess.tools.bench import OPEN_FENS
-    from zerochess.uci.options import ENGINE_PARAMS
+    from zerochess.search.params import ENGINE_PARAMS
 
     ev = make_evaluator(args.network, device="cpu", threads=args.threads, runtime=args.worker)
     batches: dict[int, tuple] = {}
@@ -249,7 +249,7 @@ def main() -> None:
     import onnxruntime
     import torch
 
-    from zerochess.uci.options import ENGINE_PARAMS
+    from zerochess.search.params import ENGINE_PARAMS
     args.minibatch = args.minibatch or ENGINE_PARAMS.minibatch  # resolved once, sent to workers
 
     print(f"{cpu_description()}; torch {torch.__version__}, onnxruntime {onnxruntime.__version__}")

@@ -41,7 +41,7 @@ from zerochess.chess.board import Board  # noqa: E402
 from zerochess.search.results import SearchLimits  # noqa: E402
 from zerochess.search.search import Search  # noqa: E402
 from zerochess.tools.bench import OPEN_FENS  # noqa: E402
-from zerochess.uci.options import ENGINE_PARAMS  # noqa: E402
+from zerochess.search.params import ENGINE_PARAMS  # noqa: E402
 
 #: OPEN_FENS less its third (Qxf7# for the uniform search: a proven root makes nodes free).
 FENS = [OPEN_FENS[i] for i in (0, 1, 3, 4)]

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from zerochess.cli import main
 
-BENCH_SIGNATURE = "062b1fccca53"        # zerochess bench --nodes 5000 (uniform backend)
+BENCH_SIGNATURE = "aaf6197dd8f3"        # zerochess bench --nodes 5000 (uniform backend, the engine's preset)
 LINE = re.compile(r"^nodes (\d+) evals (\d+) time ([\d.]+) nps (\d+)$")
 
 
@@ -50,7 +50,20 @@ def test_bench_signature_is_deterministic_and_unchanged():
 
 
 def test_bench_signature_depends_on_the_search():
-    assert run("--nodes", "5000", "--minibatch", "8")[2] != BENCH_SIGNATURE
+    assert run("--nodes", "5000", "--minibatch", "32")[2] != BENCH_SIGNATURE
+
+
+def test_bench_searches_with_the_engines_preset():
+    """One preset: what bench searches with is what the UCI engine plays with."""
+    from zerochess.search.params import ENGINE_PARAMS
+    from zerochess.tools.bench import run_bench
+    from zerochess.neural.evaluator import UniformEvaluator
+    from zerochess.uci.options import OPTIONS, OptionValues, search_params
+
+    engine = search_params(OptionValues())
+    assert engine.replace(seed=0) == ENGINE_PARAMS.replace(seed=0)
+    ev = UniformEvaluator()
+    assert run_bench(ev, 300)[3] == run_bench(ev, 300, engine.replace(seed=0))[3]
 
 
 def test_bench_ends_with_stockfishs_lines_and_openbench_reads_the_node_total():

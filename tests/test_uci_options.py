@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from zerochess.chess.board import Board
-from zerochess.search.params import SearchParams
+from zerochess.search.params import ENGINE_PARAMS, SearchParams
 from zerochess.search.timeman import GoParams, Stopper
-from zerochess.uci.options import (ENGINE_PARAMS, OPTIONS, OptionValues, evaluator_settings,
+from zerochess.uci.options import (OPTIONS, OptionValues, evaluator_settings,
                                    format_float, search_params)
 from zerochess.uci.player import Player
 

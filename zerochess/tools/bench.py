@@ -27,7 +27,7 @@ import click
 
 from zerochess.neural.backends import RUNTIME_HELP, RUNTIMES
 from zerochess.chess.board import Board
-from zerochess.search.params import SearchParams
+from zerochess.search.params import ENGINE_PARAMS, SearchParams
 from zerochess.search.search import Search
 
 #: The positions: openings, middlegames with many moves, endgames, forced mates.
@@ -49,7 +49,7 @@ OPEN_FENS = BENCH_FENS[:5]
 
 def run_bench(evaluator, nodes: int, params: SearchParams | None = None, fens=BENCH_FENS):
     """Search every bench position; return (total nodes, NN evals, seconds, signature)."""
-    params = params if params is not None else SearchParams(seed=0, hash_mb=16)
+    params = params if params is not None else ENGINE_PARAMS.replace(seed=0)
     search = Search(evaluator, params)
     digest = hashlib.sha256()
     total_nodes = total_evals = 0
@@ -74,7 +74,7 @@ def run_bench(evaluator, nodes: int, params: SearchParams | None = None, fens=BE
 @click.option("--nodes", default=20000, show_default=True, type=click.IntRange(1, None),
               help="Playouts per position.")
 @click.option("--minibatch", default=None, type=click.IntRange(1, None),
-              help="Leaves per evaluator call (default: SearchParams' default).")
+              help="Leaves per evaluator call (default: the engine's, MinibatchSize).")
 @click.option("--runtime", default=RUNTIMES[0], show_default=True, type=click.Choice(RUNTIMES),
               help=RUNTIME_HELP + " The UCI option Backend.")
 def bench(backend, nodes, minibatch, runtime):
@@ -85,7 +85,7 @@ def bench(backend, nodes, minibatch, runtime):
     else:
         from zerochess.neural.backends import make_evaluator
         evaluator = make_evaluator(backend, device="cpu", threads=1, runtime=runtime)
-    params = SearchParams(seed=0, hash_mb=16)
+    params = ENGINE_PARAMS.replace(seed=0)
     if minibatch is not None:
         params = params.replace(minibatch=minibatch)
     total, evals, seconds, signature = run_bench(evaluator, nodes, params)

@@ -21,17 +21,8 @@ from typing import Any
 
 from zerochess.neural.backends import RUNTIME_HELP, RUNTIMES
 from zerochess.neural.defaults import DEFAULT_POLICY_TEMPERATURE
-from zerochess.search.params import SearchParams
+from zerochess.search.params import ENGINE_PARAMS, SearchParams
 from zerochess.uci.strength import STRENGTH_ELO_MAX, STRENGTH_ELO_MIN
-
-#: The engine's search: the library's defaults with a larger cache, because a GUI game
-#: keeps one tree and its cache for many moves (bench and self-play trees keep 16 MB), and
-#: small minibatches: at a clock on a CPU the engine searches a few hundred to a few
-#: thousand nodes per move, and 32 leaves under virtual loss spread a search that small
-#: too thin. MinibatchSize 8 beat 32 by 31/2/7 (+241 +- 120 Elo) at 10+0.1 with the
-#: shipped network (docs/teacher.md, "Search tuning"); on a GPU a larger value pays.
-ENGINE_PARAMS = SearchParams(hash_mb=64, minibatch=8)
-
 
 class OptionError(ValueError):
     """A ``setoption`` that names no option or gives a value the option does not accept."""
