@@ -22,6 +22,7 @@ SUBCOMMANDS = {
     "perft": "zerochess.tools.perft:perft",
     "rate": "zerochess.match.rate:rate",
     "train": "zerochess.train.cli:train",
+    "tune": "zerochess.tune.cli:tune",
     "uci": "zerochess.uci.cli:uci",
 }
 
