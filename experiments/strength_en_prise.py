@@ -15,7 +15,7 @@ So a plain trade (BxN, then pxB) is not en prise; a piece left where a pawn take
 undefended where anything takes it, is. The moves the other engine (Stockfish at its
 UCI_Elo level) played in the same games are judged the same way, for reference.
 
-    python experiments/strength_en_prise.py /root/zc-runs/calib/*.pgn --every 4
+    python experiments/strength_en_prise.py runs/calib/*.pgn --every 4
 """
 
 from __future__ import annotations
