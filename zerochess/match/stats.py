@@ -117,7 +117,7 @@ class Sprt:
     """The test decides only from this many games on. Its normal approximation needs a
     sample: with a wide elo1, a handful of colour-swapped pairs won twice have so small a
     variance that the LLR crosses a bound (a 400-node screen accepted H1 after 7 pairs, and
-    40 games at the time control then found no difference: docs/teacher.md)."""
+    40 games at the time control then found no difference: docs/search.md)."""
 
     @property
     def bounds(self) -> tuple[float, float]:

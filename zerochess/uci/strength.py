@@ -43,7 +43,7 @@ PRIOR_VISITS = 8.0
 #: 118 against 1500 (1342) and, as UCI_Elo 1350 of a first mapping (skill 1505), -319 +-
 #: 183 against 1350 (1031): pooled, 1251 +- 99. Skill 1000 lost 0/1/39 to skill 1300 (-759,
 #: the error bar unbounded: a rough anchor below UCI_Elo's minimum). The top is full
-#: strength, 1800 at 10+0.1 (the README's 200 games against UCI_Elo 1800).
+#: strength, 1800 at 10+0.1 when calibrated (r7's ladder against UCI_Elo 1800, docs/teacher.md).
 CALIBRATION: tuple[tuple[float, float], ...] = (
     (1000.0, 232.0), (1300.0, 991.0), (1500.0, 1251.0), (1800.0, 1800.0))
 
