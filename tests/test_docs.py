@@ -41,7 +41,9 @@ def prose_lines(text: str) -> list[str]:
 def slug(heading: str) -> str:
     """GitHub's anchor for a heading's text."""
     text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", heading)  # a link: its text
-    text = re.sub(r"<[^>]+>", "", text)  # inline HTML
+    # inline HTML tags go, but a code span's text stays as written (`<default>`)
+    parts = re.split(r"(`+[^`]*`+)", text)
+    text = "".join(p if p.startswith("`") else re.sub(r"<[^>]+>", "", p) for p in parts)
     text = text.strip().lower()
     text = re.sub(r"[^\w\- ]", "", text)
     return text.replace(" ", "-")
@@ -76,6 +78,7 @@ def test_slug_follows_github():
         "inference-runtimes-uci-backend-zerochess-bench---runtime"
     assert slug("r13's ladder: 51.2% at 2000") == "r13s-ladder-512-at-2000"
     assert slug("snake_case and [a link](x.md)") == "snake_case-and-a-link"
+    assert slug("`<default>`: r13, taught by <em>Stockfish</em>") == "default-r13-taught-by-stockfish"
 
 
 @pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.relative_to(ROOT).as_posix())
