@@ -26,8 +26,8 @@ from collections import defaultdict
 
 import chess
 
+from zerochess.client.uci import EngineProcess
 from zerochess.match.config import EngineSpec, MatchConfig, TimeControl
-from zerochess.match.engines import EngineProcess
 from zerochess.match.game import GameRecord, play_game
 from zerochess.match.openings import Opening
 from zerochess.match.pgn import write_game
@@ -43,7 +43,10 @@ let it lose won and lost games on time alike."""
 async def convert(strong: EngineSpec, weak: EngineSpec, boards: dict[str, list[chess.Board]],
                   config: MatchConfig, pgn) -> dict[str, list[GameRecord]]:
     """Play every position once with ``strong`` on the side to move; games by kind."""
-    engines = {spec.name: EngineProcess(spec, config.start_timeout) for spec in (strong, weak)}
+    def process(spec: EngineSpec) -> EngineProcess:
+        return EngineProcess(spec.name, spec.command, spec.options, config.start_timeout)
+
+    engines = {spec.name: process(spec) for spec in (strong, weak)}
     games: dict[str, list[GameRecord]] = defaultdict(list)
     try:
         for proc in engines.values():
@@ -57,7 +60,7 @@ async def convert(strong: EngineSpec, weak: EngineSpec, boards: dict[str, list[c
                                     Opening(board.fen()))
                 for spec in (white, black):             # a forfeit killed it: start afresh
                     if not engines[spec.name].alive:
-                        engines[spec.name] = EngineProcess(spec, config.start_timeout)
+                        engines[spec.name] = process(spec)
                         await engines[spec.name].start()
                 await play_game(record, {chess.WHITE: engines[white.name],
                                          chess.BLACK: engines[black.name]}, config)

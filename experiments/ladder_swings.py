@@ -22,7 +22,7 @@ import statistics
 
 import chess.pgn
 
-from zerochess.match.game import MATE_CP  # the centipawns a mate counts as, as the match reports
+from zerochess.client.uci import MATE_CP  # the centipawns a mate counts as, as the match's
 
 
 def opponent_evals(game: chess.pgn.Game, engine: str) -> list[tuple[int, float]]:

@@ -79,10 +79,11 @@ def test_no_import_cycles_in_the_package():
 
 #: The packages from the bottom up: a module may import only from its own package or from a
 #: lower layer. The chess knows nothing of the network, the network nothing of the search,
-#: and only the commands (uci, tools, train, cli) sit on top.
+#: and only the commands (uci, tools, train, cli) sit on top. The client of other UCI
+#: engines (match runner, teacher) needs nothing of zerochess: it sits at the bottom.
 LAYERS = [
     {"_version", "atomic"},
-    {"chess"},
+    {"chess", "client"},
     {"neural"},
     {"search", "book"},
     {"match"},

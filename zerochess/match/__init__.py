@@ -1,9 +1,10 @@
 """Engine-vs-engine matches (`zerochess match`) as a library: `run_match(MatchConfig)`.
 
-Modules: `config` (what a match is), `openings` (EPD/PGN suites), `engines` (a UCI process
-with timeouts), `game` (one game: clocks, rules, adjudication, forfeits), `runner` (game pairs,
-concurrency), `stats` (Elo, error bars, SPRT), `pgn` (output), `cli`, `rate` (the report of
-games already played, from PGNs: `zerochess rate`).
+Modules: `config` (what a match is), `openings` (EPD/PGN suites), `game` (one game: clocks,
+rules, adjudication, forfeits), `runner` (game pairs, concurrency), `stats` (Elo, error bars,
+SPRT), `pgn` (output), `cli`, `rate` (the report of games already played, from PGNs:
+`zerochess rate`). The engines are UCI processes of `zerochess.client.uci` (timeouts on every
+wait, python-chess's asyncio protocol).
 """
 
 from zerochess.match.config import (

@@ -17,11 +17,9 @@ from dataclasses import dataclass, field
 import chess
 import chess.engine
 
+from zerochess.client.uci import MATE_CP, EngineProcess
 from zerochess.match.config import MatchConfig
-from zerochess.match.engines import EngineProcess
 from zerochess.match.openings import Opening
-
-MATE_CP = 100_000  # mate scores as centipawns for adjudication thresholds
 
 
 @dataclass
@@ -76,6 +74,8 @@ def rules_outcome(board: chess.Board) -> tuple[str, str] | None:
 
 
 def _cp(score: chess.engine.PovScore | None) -> int | None:
+    """The mover's score in centipawns for the adjudication thresholds (a mate in n:
+    MATE_CP - n, zerochess.client.uci)."""
     return None if score is None else score.relative.score(mate_score=MATE_CP)
 
 

@@ -23,8 +23,8 @@ from typing import Callable
 
 import chess
 
-from zerochess.match.config import MatchConfig
-from zerochess.match.engines import EngineProcess, EngineStartError
+from zerochess.client.uci import EngineProcess, EngineStartError
+from zerochess.match.config import EngineSpec, MatchConfig
 from zerochess.match.game import GameRecord, play_game
 from zerochess.match.openings import STARTPOS, load_openings, opening_order
 from zerochess.match.pgn import write_game
@@ -91,6 +91,12 @@ def schedule(config: MatchConfig) -> list[GameRecord]:
     return games
 
 
+def _process(spec: EngineSpec, config: MatchConfig, chess960: bool) -> EngineProcess:
+    """The engine ``spec`` names, as a (not yet started) client process."""
+    return EngineProcess(spec.name, spec.command, spec.options, config.start_timeout,
+                         config.engine_stderr, chess960)
+
+
 async def _worker(config: MatchConfig, queue: asyncio.Queue, done: Callable[[GameRecord], None],
                   first: dict[str, EngineProcess] | None, chess960: bool) -> None:
     processes = first or {}
@@ -105,7 +111,7 @@ async def _worker(config: MatchConfig, queue: asyncio.Queue, done: Callable[[Gam
                 proc = processes.get(name)
                 if proc is None or not proc.alive:
                     spec = next(s for s in config.engines if s.name == name)
-                    proc = EngineProcess(spec, config.start_timeout, config.engine_stderr, chess960)
+                    proc = _process(spec, config, chess960)
                     try:
                         await proc.start()
                     except EngineStartError as exc:
@@ -141,8 +147,7 @@ async def _run(config: MatchConfig, on_game: Callable[[GameRecord], None] | None
     first: dict[str, EngineProcess] = {}
     try:
         for spec in config.engines:
-            first[spec.name] = EngineProcess(spec, config.start_timeout, config.engine_stderr,
-                                             chess960)
+            first[spec.name] = _process(spec, config, chess960)
             await first[spec.name].start()
     except EngineStartError as exc:
         for proc in first.values():

@@ -53,7 +53,7 @@ def label(out, teacher_cmd, depth, nodes, multipv, threads, hash_mb, teacher_opt
 
     from zerochess.train.data.format import ShardError
     from zerochess.train.data.label import LabelConfig, label as run_label
-    from zerochess.match.engines import EngineStartError
+    from zerochess.client.uci import EngineStartError
     from zerochess.train.data.teacher import TeacherConfig, default_teacher_command
 
     options = {}

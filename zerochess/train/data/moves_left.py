@@ -18,6 +18,9 @@ from __future__ import annotations
 
 import numpy as np
 
+# teacher_cp is +-(MATE_CP - n) for a mate in n; scores beyond MATE_CP - MAX_MATE_MOVES are
+# mates (teacher.py reads the same bound as a mate when it makes WDL targets).
+from zerochess.client.uci import MATE_CP, MAX_MATE_MOVES
 from zerochess.train.data.format import Shard
 
 #: The value of a sample without a moves-left target.
@@ -25,11 +28,6 @@ NO_TARGET = -1.0
 
 #: game_end values of games that ended by a rule of chess (Status 1..5, board.pyx): a range.
 RULE_ENDS = (1, 2, 3, 4, 5)
-
-#: teacher_cp is +-(MATE_CP - n) for a mate in n; scores beyond MATE_CP - MAX_MATE_MOVES
-#: are mates (teacher.py reads the same bound as a mate when it makes WDL targets).
-MATE_CP = 32000
-MAX_MATE_MOVES = 500
 
 
 def mate_plies(teacher_cp: np.ndarray) -> np.ndarray:

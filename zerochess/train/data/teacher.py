@@ -1,6 +1,6 @@
 """A teacher: any UCI engine that labels positions, and survives the teacher's failures.
 
-The teacher is driven over plain pipes (``uci_pipe.py``), synchronously: at low depth the
+The teacher is driven over plain pipes (``zerochess.client.uci.UciPipe``), synchronously: at low depth the
 asyncio machinery of python-chess's ``chess.engine`` cost as much CPU as the search. Every
 analysis has a deadline: a teacher that crashes, hangs or answers garbage is killed and
 started again, the position retried once and otherwise skipped, and the caller counts both.
@@ -31,11 +31,9 @@ from typing import Callable
 import chess
 import chess.engine
 
-from zerochess.match.engines import EngineStartError
-from zerochess.train.data.uci_pipe import UciPipe
+from zerochess.client.uci import (MATE_CP, MAX_MATE_MOVES, EngineStartError, UciPipe,
+                                  info_score, info_wdl, last_info_lines, score_cp)
 
-#: A mate in n is scored as +-(MATE_CP - n) centipawns.
-MATE_CP = 32000
 #: Expected score from centipawns: 1 / (1 + exp(-cp * WIN_SCALE)), the logistic fit of
 #: game results to centipawns that lichess uses for its win% (about 0.5 at 0, 0.76 at +300).
 WIN_SCALE = 0.00368208
@@ -92,7 +90,7 @@ class TeacherFailure(RuntimeError):
 
 
 class Teacher:
-    """One teacher process over plain pipes (``uci_pipe.py``), restarted on failure."""
+    """One teacher process over plain pipes (``UciPipe``), restarted on failure."""
 
     def __init__(self, cfg: TeacherConfig) -> None:
         self.cfg = cfg
@@ -172,7 +170,7 @@ class Teacher:
             ask = "ucinewgame\n" + ask
             self._last_game = self._game
         text, seconds = self.engine.ask(ask, time.monotonic() + self.cfg.timeout)
-        raw = _last_lines(text)
+        raw = last_info_lines(text)
         lines: list[Line] = []
         for k in sorted(raw):
             line = _parse_line(raw[k], check, seconds)
@@ -194,26 +192,6 @@ class Teacher:
 
 def _minus_cp(line: Line) -> int:
     return -line.cp
-
-
-def _last_lines(text: list[str]) -> dict[int, str]:
-    """Each multipv index's last ``info`` line with a score and a PV (not a bound): only
-    those are parsed, not every depth's. The index is the token after the first
-    ``multipv`` token (1 without one), read from the line's first nine tokens where it is
-    among them (Stockfish's lines: ``info depth D seldepth S multipv K ...``), which is
-    the same token as a whole split would give, at a quarter of its cost."""
-    raw: dict[int, str] = {}
-    for line in text:
-        if line.startswith("info ") and " pv " in line and " score " in line \
-                and "bound" not in line:
-            head = line.split(None, 8)
-            if "multipv" in head[:7]:
-                k = int(head[head.index("multipv") + 1])
-            else:
-                tokens = line.split()
-                k = int(tokens[tokens.index("multipv") + 1]) if "multipv" in tokens else 1
-            raw[k] = line
-    return raw
 
 
 def expected_score(cp: int) -> float:
@@ -240,7 +218,7 @@ def line_wdl(line: Line, ply: int) -> tuple[float, float, float]:
     python-chess's ``sf15.1`` model (Stockfish 15.1's WDL fit, which depends on the ply)."""
     if line.wdl is not None:
         return line.wdl
-    w = chess.engine.Cp(line.cp).wdl(model="sf15.1", ply=ply) if abs(line.cp) < MATE_CP - 500 \
+    w = chess.engine.Cp(line.cp).wdl(model="sf15.1", ply=ply) if abs(line.cp) < MATE_CP - MAX_MATE_MOVES \
         else (chess.engine.Mate(1) if line.cp > 0 else chess.engine.Mate(-1)).wdl()
     return (w.losses / 1000, w.draws / 1000, w.wins / 1000)
 
@@ -264,22 +242,13 @@ def _parse_line(text: str, check: Callable[[str], object], seconds: float) -> Li
     """A Line from one ``info`` line; ValueError for garbage (a move ``check`` refuses)."""
     t = text.split()
     try:
-        kind, value = t[t.index("score") + 1], int(t[t.index("score") + 2])
+        kind, value = info_score(t)
         uci = t[t.index("pv") + 1]
         key = check(uci)
     except (ValueError, IndexError) as e:
         raise ValueError(f"garbage from the teacher: {text!r}") from e
-    if kind == "cp":
-        cp = value
-    elif kind == "mate":
-        cp = (MATE_CP - abs(value)) * (1 if value > 0 else -1)
-    else:
+    cp = score_cp(kind, value)
+    if cp is None:
         return None
-    wdl = None
-    if "wdl" in t:
-        i = t.index("wdl")
-        w, d, lo = (int(x) for x in t[i + 1:i + 4])
-        total = w + d + lo
-        if total > 0:
-            wdl = (lo / total, d / total, w / total)
+    wdl = info_wdl(t)
     return Line(uci, int(max(-MATE_CP, min(MATE_CP, cp))), wdl, seconds, key)
