@@ -37,6 +37,11 @@ log = logging.getLogger("zerochess.tune")
 @click.option("--openings", type=click.Path(exists=True, dir_okay=False),
               help="Opening suite, .epd or .pgn (e.g. books/balanced_2moves.epd), shuffled "
                    "by the seed and walked pair by pair.")
+@click.option("--draw-adjudication", "draw", metavar="movenumber=40,movecount=8,score=10",
+              help="As zerochess match's: shorter games, more games an hour.")
+@click.option("--resign-adjudication", "resign", metavar="movecount=3,score=600",
+              help="As zerochess match's.")
+@click.option("--maxmoves", type=click.IntRange(1), help="Draw after this many moves.")
 @click.option("--concurrency", type=click.IntRange(1), default=1, show_default=True,
               help="Games played at once (keep it at most the cores).")
 @click.option("--out", required=True, type=click.Path(file_okay=False),
@@ -48,20 +53,21 @@ log = logging.getLogger("zerochess.tune")
               help="For tests: 'synthetic' replaces games by a seeded noisy quadratic.")
 @click.option("--synthetic-delay", type=click.FloatRange(0), default=0.0, hidden=True,
               help="For tests: seconds each synthetic iteration sleeps.")
-def tune(engine, param_specs, fixed_options, iterations, pairs, nodes, tc, openings, concurrency,
-         out, seed, resume, progress, objective, synthetic_delay):
+def tune(engine, param_specs, fixed_options, iterations, pairs, nodes, tc, openings, draw,
+         resign, maxmoves, concurrency, out, seed, resume, progress, objective, synthetic_delay):
     """Tune numeric UCI options by SPSA (as fishtest does for Stockfish): each iteration
     plays the engine at theta + c*delta against theta - c*delta at fixed nodes and moves
     theta toward the side that scored more. Resumable after a kill (--resume).
 
-    Example: zerochess tune --param CPuct=1.5,0.5,4,0.15,0.002 --param
-    FpuReduction=0.3,-0.5,1.5,0.05,0.002 --iterations 500 --pairs-per-iteration 4
-    --nodes 400 --openings books/balanced_2moves.epd --concurrency 2 --out runs/tune-cpuct"""
+    Example: zerochess tune --param CPuct=1.745,0.5,4,0.2,0.002 --param
+    FpuReduction=0.33,0,1.5,0.08,0.002 --iterations 500 --pairs-per-iteration 4
+    --nodes 400 --openings books/balanced_2moves.epd --resign-adjudication
+    movecount=3,score=600 --concurrency 2 --out runs/tune-cpuct (docs/tune.md)"""
     given = {"engine": shlex.split(engine) if engine is not None else None,
              "options": _fixed(fixed_options) if fixed_options else None,
              "iterations": iterations, "pairs": pairs, "nodes": nodes, "tc": tc,
-             "openings": os.path.abspath(openings) if openings else None, "seed": seed,
-             "objective": objective}
+             "openings": os.path.abspath(openings) if openings else None, "draw": draw,
+             "resign": resign, "maxmoves": maxmoves, "seed": seed, "objective": objective}
     out = Path(out)
     if resume:
         state = _resume(out, param_specs, given, concurrency)
@@ -116,7 +122,7 @@ def _new_config(out: Path, param_specs, given: dict, concurrency: int) -> TuneCo
     config = TuneConfig(params, given["iterations"], given["pairs"] or 2, given["seed"] or 0,
                         given["objective"] or "games", given["engine"] or ["zerochess"],
                         given["options"] or {}, given["nodes"], given["tc"], given["openings"],
-                        concurrency)
+                        given["draw"], given["resign"], given["maxmoves"], concurrency)
     if config.objective == "games":
         _check_games(config)
     return config
@@ -125,7 +131,10 @@ def _new_config(out: Path, param_specs, given: dict, concurrency: int) -> TuneCo
 def _check_games(config: TuneConfig) -> None:
     """Settings of a games tune; then the engine is asked about every parameter, before any
     game (the parameters come back with the engine's spelling and integer flags)."""
-    from zerochess.match import MatchConfigError, TimeControl
+    from zerochess.match import (
+        DrawAdjudication, MatchConfigError, ResignAdjudication, TimeControl,
+    )
+    from zerochess.match.config import parse_fields
     from zerochess.match.openings import load_openings
     from zerochess.tune.engine import ProbeError, probe
 
@@ -139,6 +148,10 @@ def _check_games(config: TuneConfig) -> None:
     try:
         if config.tc:
             TimeControl.parse(config.tc)
+        if config.draw:
+            parse_fields(config.draw, DrawAdjudication)
+        if config.resign:
+            parse_fields(config.resign, ResignAdjudication)
         load_openings(config.openings)
     except MatchConfigError as exc:
         raise click.UsageError(str(exc)) from None
@@ -173,7 +186,8 @@ def _resume(out: Path, param_specs, given: dict, concurrency: int) -> TuneState:
     stored = config.as_dict()
     for key, value in given.items():
         if value is not None and value != stored[key]:
-            flag = {"pairs": "pairs-per-iteration", "options": "option"}.get(key, key)
+            flag = {"pairs": "pairs-per-iteration", "options": "option", "draw":
+                    "draw-adjudication", "resign": "resign-adjudication"}.get(key, key)
             raise click.UsageError(f"refusing to resume {out}: --{flag} {value!r} differs from "
                                    f"the tune's {stored[key]!r} (leave it out to keep it)")
     config.concurrency = concurrency
@@ -204,7 +218,7 @@ def _objective(config: TuneConfig, synthetic_delay: float, bar):
         played["games"] = 0
         return GamesObjective(config.params, config.engine, config.options, config.nodes,
                               config.tc, config.openings, config.seed, config.concurrency,
-                              on_game)(probe, games)
+                              on_game, config.draw, config.resign, config.maxmoves)(probe, games)
     return objective
 
 
@@ -244,7 +258,8 @@ def final_lines(state: TuneState, out: Path) -> list[str]:
     sent = state.sent()
     lines += [f"setoption name {name} value {value}" for name, value in sent.items()]
     new = [f"new.{name}={value}" for name, value in sent.items()]
-    lines.append("flags for zerochess match: " + " ".join(f"--option {shlex.quote(o)}" for o in new))
+    flags = " ".join(f"--option {shlex.quote(o)}" for o in new)
+    lines.append(f"flags for zerochess match: {flags}")
     if config.objective != "games":
         return lines
     old = [f"old.{p.name}={p.send(p.start)}" for p in config.params]
@@ -255,9 +270,20 @@ def final_lines(state: TuneState, out: Path) -> list[str]:
     words = ["zerochess", "match", "--engine", f"new={command}", "--engine", f"old={command}"]
     for option in both + new + old:
         words += ["--option", option]
-    words += [*limit.split(), "--openings", config.openings, "--openings-order", "random",
+    for flag, value in (("--draw-adjudication", config.draw),
+                        ("--resign-adjudication", config.resign), ("--maxmoves", config.maxmoves)):
+        if value is not None:
+            words += [flag, str(value)]
+    try:
+        openings = os.path.relpath(config.openings)
+    except ValueError:       # another drive (Windows)
+        openings = config.openings
+    if openings.startswith(os.pardir):
+        openings = config.openings
+    words += [*limit.split(), "--openings", openings, "--openings-order", "random",
               "--seed", str(config.seed + 1), "--games", "2000",
-              "--concurrency", str(config.concurrency), "--sprt", "elo0=0,elo1=5,alpha=0.05,beta=0.05"]
+              "--concurrency", str(config.concurrency),
+              "--sprt", "elo0=0,elo1=5,alpha=0.05,beta=0.05"]
     lines.append("confirm against the start values with an SPRT (fresh openings order):")
     lines.append(" ".join(shlex.quote(w) for w in words))
     return lines

@@ -51,7 +51,7 @@ class _Pipe:
         while True:
             left = deadline - time.monotonic()
             try:
-                line = self.lines.get(timeout=max(left, 0.0)) if left > 0 else self.lines.get_nowait()
+                line = self.lines.get(timeout=left) if left > 0 else self.lines.get_nowait()
             except queue.Empty:
                 raise ProbeError(f"the engine {self.argv} sent no {token!r} within "
                                  f"{timeout:g} s") from None
@@ -78,16 +78,6 @@ def _refusal(lines: list[str]) -> str | None:
         if (low.startswith("info string") and "error" in low) or low.startswith("no such option"):
             return line
     return None
-
-
-def read_options(argv: list[str], timeout: float = 30.0) -> dict[str, UciOption]:
-    """``{name: option}`` from the engine's ``uci`` answer."""
-    pipe = _Pipe(argv)
-    try:
-        pipe.send("uci")
-        return _options(pipe.until("uciok", timeout))
-    finally:
-        pipe.close()
 
 
 def _options(lines: list[str]) -> dict[str, UciOption]:

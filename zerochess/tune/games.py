@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from typing import Callable
 
-from zerochess.match import EngineSpec, MatchConfig, TimeControl, run_match
+from zerochess.match import (
+    DrawAdjudication, EngineSpec, MatchConfig, ResignAdjudication, TimeControl, run_match,
+)
+from zerochess.match.config import parse_fields
 from zerochess.tune.params import Param
 from zerochess.tune.spsa import Outcome, Probe
 
@@ -20,8 +23,14 @@ PLUS, MINUS = "plus", "minus"
 class GamesObjective:
     def __init__(self, params: list[Param], engine: list[str], options: dict[str, str],
                  nodes: int | None, tc: str | None, openings: str | None, seed: int,
-                 concurrency: int, on_game: Callable | None = None):
+                 concurrency: int, on_game: Callable | None = None, draw: str | None = None,
+                 resign: str | None = None, maxmoves: int | None = None):
+        """``draw``, ``resign``: `zerochess match`'s adjudication texts
+        (``movenumber=40,movecount=8,score=10``, ``movecount=3,score=600``)."""
         self.params = params
+        self.draw = parse_fields(draw, DrawAdjudication) if draw else None
+        self.resign = parse_fields(resign, ResignAdjudication) if resign else None
+        self.maxmoves = maxmoves
         self.engine = engine
         self.options = options
         self.nodes = nodes
@@ -39,7 +48,8 @@ class GamesObjective:
         return MatchConfig([side(PLUS, probe.plus), side(MINUS, probe.minus)], games=games,
                            nodes=self.nodes, tc=self.tc, openings=self.openings,
                            openings_order="random", openings_start=probe.t + 1, seed=self.seed,
-                           concurrency=self.concurrency, event=f"zerochess tune {probe.k + 1}")
+                           concurrency=self.concurrency, draw=self.draw, resign=self.resign,
+                           maxmoves=self.maxmoves, event=f"zerochess tune {probe.k + 1}")
 
     def __call__(self, probe: Probe, games: int) -> Outcome:
         result = run_match(self.config(probe, games), self.on_game)

@@ -76,8 +76,9 @@ def _sent(values: dict[str, str]) -> str:
 
 
 def plot(state: TuneState, path: str | os.PathLike) -> bool:
-    """Each parameter's theta by iteration, its bounds dashed, in one PNG; False (with a
-    warning) when matplotlib is not installed."""
+    """Each parameter's theta by iteration over the band it was probed in (theta +- c),
+    with its bounds dashed where they are near, in one PNG; False (with a warning) when
+    matplotlib is not installed."""
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -90,14 +91,26 @@ def plot(state: TuneState, path: str | os.PathLike) -> bool:
     fig, axes = plt.subplots(len(params), 1, figsize=(7, 1.1 + 1.9 * len(params)),
                              sharex=True, squeeze=False)
     for ax, p in zip(axes[:, 0], params):
-        path_of = [p.start] + [r["theta"][p.name] for r in state.history]
-        ax.plot(iterations, path_of, color="tab:blue", linewidth=1.2)
+        values = [p.start] + [r["theta"][p.name] for r in state.history]
+        low = [p.clamp(x - r["c"][p.name]) for x, r in zip(values, state.history)]
+        high = [p.clamp(x + r["c"][p.name]) for x, r in zip(values, state.history)]
+        if state.history:
+            ax.fill_between(iterations, low + low[-1:], high + high[-1:], step="post",
+                            color="tab:blue",
+                            alpha=0.12, linewidth=0, label="theta +- c")
+        ax.plot(iterations, values, color="tab:blue", linewidth=1.2, label="theta")
+        bottom, top = min(values + low), max(values + high)
+        pad = 0.1 * (top - bottom) or 0.05 * (p.max - p.min)
+        bottom, top = max(p.min, bottom - pad), min(p.max, top + pad)
         for bound in (p.min, p.max):
-            ax.axhline(bound, color="grey", linestyle="--", linewidth=0.8)
+            if bottom - pad <= bound <= top + pad:
+                ax.axhline(bound, color="grey", linestyle="--", linewidth=0.8)
+        ax.set_ylim(bottom - pad / 2, top + pad / 2)
         ax.set_ylabel(p.name)
-        ax.set_title(f"{p.name}: {format_number(p.start)} -> {format_number(path_of[-1])}",
-                     fontsize=9, loc="left")
+        ax.set_title(f"{p.name}: {format_number(p.start)} -> {format_number(values[-1])}  "
+                     f"[{format_number(p.min)}, {format_number(p.max)}]", fontsize=9, loc="left")
         ax.grid(alpha=0.3)
+    axes[0, 0].legend(fontsize=8, loc="upper right")
     axes[-1, 0].set_xlabel("iteration")
     axes[-1, 0].set_xlim(0, max(state.config.iterations, 1))
     fig.suptitle(f"zerochess tune: {state.k}/{state.config.iterations} iterations, "

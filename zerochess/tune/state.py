@@ -43,13 +43,18 @@ class TuneConfig:
     nodes: int | None = None
     tc: str | None = None
     openings: str | None = None
+    draw: str | None = None            # `zerochess match` --draw-adjudication text
+    resign: str | None = None          # --resign-adjudication
+    maxmoves: int | None = None
     concurrency: int = 1
 
     def as_dict(self) -> dict:
         return {"params": [p.as_dict() for p in self.params], "iterations": self.iterations,
                 "pairs": self.pairs, "seed": self.seed, "objective": self.objective,
                 "engine": list(self.engine), "options": dict(self.options), "nodes": self.nodes,
-                "tc": self.tc, "openings": self.openings, "concurrency": self.concurrency}
+                "tc": self.tc, "openings": self.openings, "draw": self.draw,
+                "resign": self.resign, "maxmoves": self.maxmoves,
+                "concurrency": self.concurrency}
 
     @classmethod
     def from_dict(cls, d: dict) -> "TuneConfig":
@@ -59,6 +64,9 @@ class TuneConfig:
                    None if d["nodes"] is None else int(d["nodes"]),
                    None if d["tc"] is None else str(d["tc"]),
                    None if d["openings"] is None else str(d["openings"]),
+                   None if d["draw"] is None else str(d["draw"]),
+                   None if d["resign"] is None else str(d["resign"]),
+                   None if d["maxmoves"] is None else int(d["maxmoves"]),
                    int(d["concurrency"]))
 
 
@@ -104,7 +112,8 @@ class TuneState:
     def rewrite_history(self, out: str | os.PathLike) -> None:
         """history.jsonl from the state (after a resume: drops what a kill left half-written
         or written for an iteration the state never recorded)."""
-        write_text_atomic(Path(out) / HISTORY, "".join(json.dumps(r, sort_keys=True) + "\n" for r in self.history))
+        text = "".join(json.dumps(r, sort_keys=True) + "\n" for r in self.history)
+        write_text_atomic(Path(out) / HISTORY, text)
 
     def append_history(self, out: str | os.PathLike, record: dict) -> None:
         with open(Path(out) / HISTORY, "a", encoding="utf-8") as f:
