@@ -129,6 +129,20 @@ def test_cli_checks_names_against_the_engine(tmp_path):
         assert not (out / "state.json").exists()
 
 
+def test_cli_settings_errors(tmp_path):
+    base = ["tune", "--param", "CPuct=1,0,2,0.1,0.002", "--iterations", "1",
+            "--out", str(tmp_path / "t")]
+    for extra, message in [(["--openings", str(BOOK)], "exactly one of --nodes"),
+                           (["--nodes", "5"], "--openings is required"),
+                           (["--nodes", "5", "--openings", str(BOOK), "--engine", '"x'],
+                            "cannot split"),
+                           (["--nodes", "5", "--openings", str(BOOK), "--engine",
+                             str(tmp_path / "no-such-engine")], "cannot start the engine")]:
+        result = CliRunner().invoke(main, [*base, *extra])
+        assert result.exit_code in (1, 2) and message in result.output, result.output
+        assert not (tmp_path / "t" / "state.json").exists()
+
+
 # -- 2. the update rule ------------------------------------------------------------------
 
 def test_gain_schedules_match_their_formulas():

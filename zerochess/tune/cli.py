@@ -63,7 +63,11 @@ def tune(engine, param_specs, fixed_options, iterations, pairs, nodes, tc, openi
     FpuReduction=0.33,0,1.5,0.08,0.002 --iterations 500 --pairs-per-iteration 4
     --nodes 400 --openings books/balanced_2moves.epd --resign-adjudication
     movecount=3,score=600 --concurrency 2 --out runs/tune-cpuct (docs/tune.md)"""
-    given = {"engine": shlex.split(engine) if engine is not None else None,
+    try:
+        argv = shlex.split(engine) if engine is not None else None
+    except ValueError as exc:
+        raise click.BadParameter(f"cannot split {engine!r}: {exc}", param_hint="--engine")
+    given = {"engine": argv,
              "options": _fixed(fixed_options) if fixed_options else None,
              "iterations": iterations, "pairs": pairs, "nodes": nodes, "tc": tc,
              "openings": os.path.abspath(openings) if openings else None, "draw": draw,
@@ -120,7 +124,8 @@ def _new_config(out: Path, param_specs, given: dict, concurrency: int) -> TuneCo
     if given["iterations"] is None:
         raise click.UsageError("--iterations is required")
     config = TuneConfig(params, given["iterations"], given["pairs"] or 2, given["seed"] or 0,
-                        given["objective"] or "games", given["engine"] or ["zerochess"],
+                        given["objective"] or "games",
+                        ["zerochess"] if given["engine"] is None else given["engine"],
                         given["options"] or {}, given["nodes"], given["tc"], given["openings"],
                         given["draw"], given["resign"], given["maxmoves"], concurrency)
     if config.objective == "games":
