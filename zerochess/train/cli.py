@@ -12,6 +12,15 @@ import sys
 
 import click
 
+from zerochess.train.configfile import cli_options
+from zerochess.train.supervised.config import SuperviseConfig
+
+supervise_options = cli_options(SuperviseConfig)
+evaluate_options = cli_options(SuperviseConfig, ("data", "snapshot", "threads"), help={
+    "data": "Data set directory (its val split is used), DIR:WEIGHT to weigh it in the combined "
+            "figures; repeat for several sets (replaces a --config's data).",
+    "snapshot": "Read a data set still being written as its shards finished now."})
+
 
 @click.group()
 def train():
@@ -90,62 +99,18 @@ def convert(src, dst):
 
 
 # -- supervised training -----------------------------------------------------------------
+#: `train supervise` options that are not SuperviseConfig fields (tests/test_train_cli.py
+#: checks that every other option is one, and every field an option).
+SUPERVISE_CLI_ONLY = ("out", "config_file", "resume")
+
+
 @train.command()
-@click.option("--data", "data", multiple=True,
-              help="Data set directory (`train generate`, `train label`, any format version), "
-                   "DIR:WEIGHT to weigh it; repeat to train on several sets in proportion to "
-                   "their weights (replaces a --config's data).")
-@click.option("--snapshot", is_flag=True, default=None,
-              help="Train on a data set still being written: the shards finished now (recorded "
-                   "for --resume).")
 @click.option("--out", "out", type=click.Path(file_okay=False), required=True, help="Run directory.")
-@click.option("--preset", default=None, help="Network preset (tiny, small, base); overrides --config.")
 @click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False), default=None,
               help="JSON or TOML file of SuperviseConfig fields.")
-@click.option("--device", default=None, help="auto, cpu, cuda, cuda:N (overrides --config).")
-@click.option("--policy-head", type=click.Choice(["pooled", "attention"]), default=None)
-@click.option("--policy-target", type=click.Choice(["sampler", "played"]), default=None,
-              help="Policy target: the sampler's distribution or the played move (overrides --config).")
-@click.option("--epochs", type=click.IntRange(min=1), default=None)
-@click.option("--steps", type=click.IntRange(min=1), default=None,
-              help="Total steps (replaces --epochs and a --config's minutes; with --minutes, a cap).")
-@click.option("--minutes", type=click.FloatRange(min=0, min_open=True), default=None,
-              help="Wall-clock budget: the schedule's total steps are fixed from a short probe "
-                   "so that it ends with the budget (replaces --epochs and a --config's steps).")
-@click.option("--batch-size", type=click.IntRange(min=1), default=None)
-@click.option("--lr", type=click.FloatRange(min=0, min_open=True), default=None,
-              help="Peak learning rate (overrides --config).")
-@click.option("--threads", type=click.IntRange(min=0), default=None, help="torch CPU threads.")
-@click.option("--init-from", default=None,
-              help="Start from this network's weights and architecture: a checkpoint path, or "
-                   "'default' / 'zero' (the shipped networks); fresh optimizer and schedule; "
-                   "overrides --config.")
-@click.option("--attention-bias", is_flag=True, default=None,
-              help="Learnt attention biases; with --init-from, added at zero.")
-@click.option("--value-squares", type=click.IntRange(min=1), default=None,
-              help="Channels of the value head's spatial path; with --init-from, added at zero.")
-@click.option("--threat-inputs", is_flag=True, default=None,
-              help="Threat inputs (each square: attacked by the opponent, defended by the side "
-                   "to move); with --init-from, their embedding added at zero.")
-@click.option("--moves-left", is_flag=True, default=None,
-              help="A moves-left head (plies the game has left); with --init-from, added "
-                   "with the policy and value unchanged.")
-@click.option("--moves-left-weight", type=click.FloatRange(min=0), default=None,
-              help="Weight of the moves-left loss (overrides --config).")
-@click.option("--qat", is_flag=True, default=None,
-              help="Quantization-aware training: the matmuls that `zerochess export` makes "
-                   "int8 run simulated int8; with --init-from, fine-tunes a trained network.")
-@click.option("--layers", "n_layers", type=click.IntRange(min=1), default=None,
-              help="Encoder layers; with --init-from, layers appended as the identity.")
-@click.option("--cpu-bf16", is_flag=True, default=None,
-              help="bf16 autocast on the CPU: faster only on CPUs with native bf16 "
-                   "(AVX512-BF16, AMX), several times slower on AVX2-only ones.")
-@click.option("--seed", type=int, default=None, help="Seed of weights, dropout and data order.")
 @click.option("--resume", is_flag=True, help="Continue the run in OUT exactly where it stopped.")
-def supervise(data, snapshot, out, preset, config_file, device, policy_head, policy_target,
-              epochs, steps, minutes, batch_size, lr, threads, init_from, attention_bias,
-              value_squares, threat_inputs, moves_left, moves_left_weight, qat, n_layers,
-              cpu_bf16, seed, resume):
+@supervise_options
+def supervise(out, config_file, resume, **settings):
     """Train a network on DATA (one or several sets), writing checkpoints, train.log and
     metrics.jsonl to OUT.
 
@@ -155,22 +120,15 @@ def supervise(data, snapshot, out, preset, config_file, device, policy_head, pol
 
     from zerochess.neural.checkpoint import CheckpointError
     from zerochess.train.data.format import ShardError
-    from zerochess.train.supervised.config import SuperviseConfig
     from zerochess.train.supervised.trainer import ResumeError, Trainer
 
     try:
         cfg = SuperviseConfig.from_file(config_file) if config_file else SuperviseConfig()
+        steps, minutes = settings.pop("steps"), settings.pop("minutes")
         if steps or minutes:  # the command line's length of run replaces the file's
             cfg = dataclasses.replace(cfg, steps=steps, minutes=minutes)  # (both: a capped budget)
-        cfg = cfg.replace(preset=preset, device=device, policy_head=policy_head,
-                          policy_target=policy_target, epochs=epochs, batch_size=batch_size,
-                          lr=lr, threads=threads, init_from=init_from,
-                          attention_bias=attention_bias, value_squares=value_squares,
-                          threat_inputs=threat_inputs, moves_left=moves_left,
-                          moves_left_weight=moves_left_weight, qat=qat, n_layers=n_layers,
-                          cpu_bf16=cpu_bf16, seed=seed,
-                          data=list(data) or None, snapshot=snapshot)
-        if cfg.init_from and (preset or policy_head):
+        cfg = cfg.replace(**settings)
+        if cfg.init_from and (settings["preset"] or settings["policy_head"]):
             raise ValueError("--init-from takes the checkpoint's architecture; drop --preset "
                              "and --policy-head")
         trainer = Trainer(cfg, None, out, resume=resume)
@@ -187,27 +145,21 @@ def supervise(data, snapshot, out, preset, config_file, device, policy_head, pol
 
 @train.command()
 @click.argument("checkpoint")
-@click.option("--data", "data", multiple=True,
-              help="Data set directory (its val split is used), DIR:WEIGHT to weigh it in the "
-                   "combined figures; repeat for several sets (replaces a --config's data).")
-@click.option("--snapshot", is_flag=True, default=None,
-              help="Read a data set still being written as its shards finished now.")
 @click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False), default=None,
               help="SuperviseConfig file: val_max_samples, legal_gen_*, loss weights, policy_target.")
-@click.option("--threads", type=click.IntRange(min=0), default=None, help="torch CPU threads.")
-def evaluate(checkpoint, data, snapshot, config_file, threads):
+@evaluate_options
+def evaluate(checkpoint, config_file, **settings):
     """Validate the network CHECKPOINT (a path, or 'default' / 'zero') on DATA's held-out
     split; prints the metrics as JSON: on teacher-labelled data also teacher_top1 (the
     network's move is the teacher's best) and expected_score_error (|E_net - E_teacher|);
     on several sets, each set's as NAME/metric and their weighted mean."""
     from zerochess.neural.checkpoint import CheckpointError
     from zerochess.train.data.format import ShardError
-    from zerochess.train.supervised.config import SuperviseConfig
     from zerochess.train.supervised.trainer import evaluate_checkpoint
 
     try:
         cfg = SuperviseConfig.from_file(config_file) if config_file else SuperviseConfig()
-        cfg = cfg.replace(threads=threads, data=list(data) or None, snapshot=snapshot)
+        cfg = cfg.replace(**settings)
         metrics = evaluate_checkpoint(checkpoint, cfg.data, cfg)
     except (ValueError, ShardError, CheckpointError) as e:
         raise click.ClickException(str(e)) from e

@@ -10,6 +10,14 @@ import sys
 
 import click
 
+from zerochess.train.configfile import cli_options
+from zerochess.train.selfplay.config import SelfPlayConfig
+
+
+#: `train selfplay` options that are not SelfPlayConfig fields (tests/test_train_cli.py checks
+#: that every other option is a SelfPlayConfig setting, and every setting an option).
+SELFPLAY_CLI_ONLY = ("init", "out", "config_file")
+
 
 @click.command()
 @click.option("--init", "init", metavar="NETWORK", default=None,
@@ -20,31 +28,20 @@ import click
               help="Run directory; run the same command again to resume a killed run.")
 @click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False), default=None,
               help="JSON or TOML file of SelfPlayConfig fields (zerochess/train/selfplay/config.py).")
-@click.option("--device", default=None, help="auto, cpu, cuda, cuda:N (overrides --config).")
-@click.option("--workers", type=click.IntRange(min=1), default=None,
-              help="Actor processes (overrides --config; 1 = in this process).")
-@click.option("--iterations", type=click.IntRange(min=1), default=None,
-              help="Stop after this iteration (overrides --config; raise it to continue a run).")
-@click.option("--backend", type=click.Choice(["auto", "in-process", "processes", "ray"]),
-              default=None, help="Where the actors run (overrides --config; docs/selfplay.md).")
-@click.option("--address", default=None,
-              help="Ray backend: join this cluster (auto or HOST:PORT) instead of starting a "
-                   "local one on 127.0.0.1.")
-def selfplay(init, out, config_file, device, workers, iterations, backend, address):
+@cli_options(SelfPlayConfig)
+def selfplay(init, out, config_file, **settings):
     """Self-play reinforcement: actors -> learner -> gating, iterated, in OUT."""
     from tqdm import tqdm
 
     from zerochess.neural.checkpoint import CheckpointError
     from zerochess.match import MatchConfigError, MatchError
     from zerochess.train.data.format import ShardError
-    from zerochess.train.selfplay.config import SelfPlayConfig
     from zerochess.train.selfplay.loop import SelfPlayError, SelfPlayRun
 
     try:
         cfg = SelfPlayConfig.from_file(config_file) if config_file else SelfPlayConfig()
-        cfg = cfg.replace(device=device, workers=workers, iterations=iterations, backend=backend,
-                          ray_address=address)
-        if address is not None and cfg.backend != "ray":
+        cfg = cfg.replace(**settings)
+        if settings["ray_address"] is not None and cfg.backend != "ray":
             raise ValueError("--address is for the ray backend (add --backend ray)")
         run = SelfPlayRun(cfg, out, init)
     except (ValueError, ShardError, SelfPlayError, CheckpointError) as e:

@@ -4,23 +4,28 @@ Defaults are the seed's phase-2 settings (§2.2.3, §2.4.3, §2.5, risk 6 and
 ``config/phase2.yaml``) unless a field says otherwise; a laptop CPU needs much smaller
 budgets, which a ``--config`` file (JSON or TOML, flat keys named as the fields) sets. The
 run's config is written to RUN_DIR/config.json; a restart with the same command resumes.
+The fields declared with ``setting()`` (zerochess.train.configfile) are also options of
+``train selfplay`` (resources and the run's length, which a restart may change), made from
+that one declaration; the others are config-file keys only.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from zerochess.train.configfile import ConfigFile
+from zerochess.train.configfile import ConfigFile, setting
 
 
 @dataclass(frozen=True)
 class SelfPlayConfig(ConfigFile):
     # -- the loop ----------------------------------------------------------------------
-    iterations: int = 100
+    iterations: int = setting(
+        100, "Stop after this iteration (overrides --config; raise it to continue a run).",
+        min=1)
     """Iterations of actors -> learner -> gating; a restart continues up to this number."""
     seed: int = 0
     """Master seed: games of iteration i, worker w, chunk k draw from default_rng([seed, i, w, k])."""
-    device: str = "auto"
+    device: str = setting("auto", "auto, cpu, cuda, cuda:N (overrides --config).")
     """Where actors and learner run the network: "auto" (CUDA if present), "cpu", "cuda"."""
     threads: int = 1
     """torch CPU threads per process (actors, learner); 1 per worker keeps cores apart."""
@@ -28,14 +33,19 @@ class SelfPlayConfig(ConfigFile):
     # -- actors (§2.3, risk 6) ---------------------------------------------------------
     games_per_iteration: int = 500
     """Self-play games per iteration, split over the workers (seed: 500)."""
-    workers: int = 1
+    workers: int = setting(
+        1, "Actor processes (overrides --config; 1 = in this process).", min=1)
     """Actors (each keeps games_per_worker games going with one evaluator)."""
-    backend: str = "auto"
+    backend: str = setting(
+        "auto", "Where the actors run (overrides --config; docs/selfplay.md).",
+        choices=("auto", "in-process", "processes", "ray"))
     """Where the actors run (zerochess.train.selfplay.backends): "in-process" (threads of
     the driver: tests, debugging), "processes" (one process each on this machine), "ray"
     (Ray actors on a cluster, docs/selfplay.md), or "auto": in-process for one worker,
     else processes."""
-    ray_address: str = ""
+    ray_address: str = setting(
+        "", "Ray backend: join this cluster (auto or HOST:PORT) instead of starting a local "
+        "one on 127.0.0.1.", flag="--address")
     """Ray backend: the cluster to join ("auto", "HOST:PORT"); empty starts a local one on
     127.0.0.1 with the dashboard off."""
     gpu_workers: int = 0
@@ -173,7 +183,8 @@ class SelfPlayConfig(ConfigFile):
     """Intervention: root noise fraction (seed: 0.25 -> 0.4)."""
 
     def __post_init__(self) -> None:
-        positive = ("iterations", "games_per_iteration", "workers", "games_per_worker",
+        self.check_settings()
+        positive = ("games_per_iteration", "games_per_worker",
                     "leaves_per_tree", "games_per_shard", "full_search_nodes",
                     "fast_search_nodes", "max_game_plies", "resign_consecutive",
                     "replay_window", "batch_size", "eval_nodes", "pool_size",
@@ -182,7 +193,6 @@ class SelfPlayConfig(ConfigFile):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive, got {getattr(self, name)!r}")
         self.check_choice("illegal_penalty", ("mass", "log"))
-        self.check_choice("backend", ("auto", "in-process", "processes", "ray"))
         self.check_choice("search_schedule", ("async", "rounds"))
         for name in ("gpu_workers", "actor_restarts", "actor_lookahead"):
             if getattr(self, name) < 0:
