@@ -157,9 +157,8 @@ def test_shard_targets_equal_the_searches_root_visits(init_ckpt, tmp_path, monke
     original = actor_module.Actor._after_search
 
     def spy(self, game, full):
-        tree = game.tree()
         if full and game.side_to_move() is self.main:
-            idx, vis = tree.root_visits()
+            idx, vis = game.forest().root_visits(game.slot)
             seen.append((game.board.fen(), idx.copy(), vis.copy()))
         return original(self, game, full)
 
@@ -203,6 +202,31 @@ def _pgn_moves(path):
         while (g := chess.pgn.read_game(f)) is not None:
             out.append([m.uci() for m in g.mainline_moves()])
     return out
+
+
+def test_actors_search_through_forests_with_the_configs_hash(init_ckpt):
+    """The actor and its host reach the search only through zerochess.search.forest (no
+    trees, tables or rounds of the core), and every network's forest has the config's
+    hash_mb (the trained network's and a pool opponent's alike)."""
+    import ast
+
+    from zerochess.train.selfplay.reports import NetworkRef
+    from zerochess.train.selfplay.worker import ActorHost
+
+    for module in ("actor.py", "worker.py"):
+        tree = ast.parse((REPO / "zerochess" / "train" / "selfplay" / module).read_text())
+        searched = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+                    and n.module.startswith("zerochess.search")}
+        assert searched <= {"zerochess.search.forest"}, module
+    host = ActorHost(0, TINY.replace(hash_mb=8).to_dict())
+    try:
+        blob = Path(init_ckpt).read_bytes()
+        for ref in (NetworkRef("best"), NetworkRef("pool", 3)):
+            forest = host._side(ref, blob).forest
+            assert forest.tt.megabytes == 8 and forest.params.hash_mb == 8
+            assert forest.rng is host.rng and forest.n_trees == TINY.games_per_worker
+    finally:
+        host.close()
 
 
 def test_resignation_and_false_resignation_accounting(init_ckpt, tmp_path):

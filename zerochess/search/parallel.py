@@ -3,9 +3,9 @@
 The network takes nearly all of a search's time (gathering and backing up a batch cost about
 0.1% of it), so the way to use more cores is to keep more batches at the evaluator at once,
 as Leela Chess Zero's search threads do. Each of ``threads`` threads loops: gather a batch
-from the tree (``mcts.gather``), evaluate it (``mcts.evaluate_batch``: ONNX Runtime and
-torch release the GIL while they compute, so the evaluations run in parallel), back it up
-(``mcts.apply_batch``). One lock guards the tree: a thread holds it only to gather and to
+from the tree (``mcts.gather``), evaluate it and back it up (``rounds.back_up``, shared with
+self-play's forest: ONNX Runtime and torch release the GIL while they compute, so the
+evaluations run in parallel). One lock guards the tree: a thread holds it only to gather and to
 back up, never while its batch is at the network, so the threads rarely wait for it, and
 no thread hands work to another (no wake-up between a batch's answer and the next batch).
 Virtual loss keeps the batches apart: the leaves of a batch at the network stay PENDING,
@@ -27,7 +27,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Optional
 
-from zerochess.search.mcts import Batch, abandon_batch, apply_batch, evaluate_batch, gather
+from zerochess.search.mcts import Batch, abandon_batch, gather
+from zerochess.search.rounds import back_up
 
 __all__ = ["TreeWorkers"]
 
@@ -46,6 +47,7 @@ class TreeWorkers:
         self._in_flight: set[int] = set()     # indices of the batches at the network
         self._stopping = False
         self._error: Optional[BaseException] = None
+        self._released = _Released(self._lock)
 
     def run(self, tree, evaluator, after_batch: Callable[[float], bool]) -> None:
         """Search ``tree`` until ``after_batch(seconds the batch took)`` returns True, the
@@ -78,14 +80,8 @@ class TreeWorkers:
                         lock.wait()               # until another thread backs a batch up
                         continue
                     self._in_flight.add(i)
-                    priors = wdl = moves_left = None  # no rows: every value known
-                    if batch.rows:
-                        lock.release()            # the network runs without the lock
-                        try:
-                            priors, wdl, moves_left = evaluate_batch(evaluator, batch)
-                        finally:
-                            lock.acquire()
-                    apply_batch(batch, priors, wdl, moves_left)
+                    # the lock is released while the batch is at the network
+                    back_up(batch, evaluator, unlocked=self._released)
                     self._in_flight.discard(i)
                     lock.notify_all()             # a waiting thread may find leaves again
                     if after_batch(time.perf_counter() - started):
@@ -113,3 +109,16 @@ class TreeWorkers:
     def close(self) -> None:
         """Let the pool's threads end (between searches)."""
         self._pool.shutdown(wait=False)
+
+
+class _Released:
+    """Held: ``lock`` is released (a thread's batch at the network); left: taken again."""
+
+    def __init__(self, lock) -> None:
+        self.lock = lock
+
+    def __enter__(self) -> None:
+        self.lock.release()
+
+    def __exit__(self, *exc) -> None:
+        self.lock.acquire()

@@ -1,75 +1,50 @@
 """Self-play actors: hundreds of games at once through the batched search core.
 
-One actor keeps ``games_per_worker`` games going. Each round it searches every game whose
-side to move needs a search, grouped by network: one ``run_many`` per network, so one
-evaluator call holds leaves of all those games (``zerochess.search.forest``). Then each
-game records its position (full searches of the trained network only), picks a move by
-the temperature schedule, checks resignation, and ends or goes on; a finished game's slot
-starts the next game at once, so the batch stays full until the last games.
+One actor keeps ``games_per_worker`` games going, each in a slot. Each network it plays
+with is a ``Forest`` (``zerochess.search.forest``: the network's evaluator, transposition
+table and one tree per slot); each round steps every game whose side to move needs a
+search, grouped by network, so one evaluator call holds leaves of all those games. A game
+whose search is over records its position (full searches of the trained network only),
+picks a move by the temperature schedule, checks resignation, and ends or goes on; a
+finished game's slot starts the next game at once, so the batch stays full until the last
+games. The actor drives the search only through its forests.
 
 The seed's anti-collapse measures live here (risk 6): random opening plies, the
 1.5 / 1.0 / 0.3 temperature schedule (never the argmax), games against a pool of recent
 checkpoints; plus AlphaGo Zero's resignation with a no-resign share that measures false
 resignations, a maximum game length and KataGo's playout cap randomisation.
 
-Determinism: every random choice draws from one ``numpy`` Generator and the search breaks
-ties by move order, so the same seed, worker and network give the same games.
+Determinism: every random choice (the forests' noise and move choices included) draws from
+one ``numpy`` Generator and the search breaks ties by move order, so the same seed, worker
+and network give the same games.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Optional
 
 import numpy as np
 
 from zerochess.chess import Board, Status, encode_board, move_to_index
-from zerochess.search.forest import add_dirichlet_noise, playout_cap, run_many
-from zerochess.search.mcts import Batch, run_round
-from zerochess.search.tree import Tree
-from zerochess.search.tt import TranspositionTable
+from zerochess.search.forest import Forest, playout_cap
 from zerochess.train.data.format import END_RESIGNED, END_TRUNCATED
 from zerochess.train.selfplay.config import SelfPlayConfig
 
 WHITE, BLACK = True, False
 
 
-class TimedEvaluator:
-    """Wraps an evaluator and counts its calls, positions and seconds (batch fill and the
-    search / network time split come from these)."""
-
-    def __init__(self, inner) -> None:
-        self.inner = inner
-        self.calls = 0
-        self.positions = 0
-        self.seconds = 0.0
-
-    def evaluate(self, tokens, legal_idx, offsets):
-        t0 = time.perf_counter()
-        out = self.inner.evaluate(tokens, legal_idx, offsets)
-        self.seconds += time.perf_counter() - t0
-        self.calls += 1
-        self.positions += len(tokens)
-        return out
-
-
 @dataclass
 class Side:
-    """A network as the actor uses it: its evaluator, its own transposition table (the
-    table caches that network's answers, so it is never shared between networks) and its
-    batch buffer. ``iteration`` names a pool checkpoint (-1: the network being trained)."""
+    """A network as the actor uses it: its forest (its evaluator, its own transposition
+    table: the table caches that network's answers, so it is never shared between networks;
+    one tree per slot). ``iteration`` names a pool checkpoint (-1: the network being
+    trained). The forest's generator must be the actor's."""
 
     name: str
-    evaluator: TimedEvaluator
+    forest: Forest
     iteration: int = -1
-    hash_mb: int = 16
-    tt: TranspositionTable = None
-    batch: Batch = field(default_factory=Batch)
-
-    def __post_init__(self) -> None:
-        if self.tt is None:
-            self.tt = TranspositionTable(self.hash_mb)
 
 
 @dataclass
@@ -90,33 +65,34 @@ class FinishedGame:
 
 
 class _Game:
-    """One game in progress in a slot."""
+    """One game in progress in a slot: each side searches with its forest's tree ``slot``
+    (the trained network's tree of a slot is kept from game to game; a pool opponent's is
+    fresh for each game)."""
 
-    def __init__(self, index: int, main: Side, opponent: Optional[Side], main_color: bool,
-                 no_resign: bool, main_tree: Tree, params) -> None:
+    def __init__(self, index: int, slot: int, main: Side, opponent: Optional[Side],
+                 main_color: bool, no_resign: bool) -> None:
         self.index = index
+        self.slot = slot
         self.board = Board()
         self.moves: list[str] = []
         self.main, self.opponent, self.main_color = main, opponent, main_color
         self.no_resign = no_resign
-        self.trees = {main.name: main_tree}
         if opponent is not None:
-            self.trees[opponent.name] = Tree(params, opponent.tt)
+            opponent.forest.drop(slot)
         self.positions: list[tuple] = []
         self.low_streak = {WHITE: 0, BLACK: 0}
         self.would_resign: Optional[bool] = None
         self.full = False            # the search in flight (or just ended) is a full one
         self.searching = False       # a search for the side to move is in flight
-        self.noise_pending = False   # mix root noise in once the root is expanded
-        self.stuck = False           # the last round found nothing to expand
 
     def side_to_move(self) -> Side:
         if self.opponent is None or self.board.turn == self.main_color:
             return self.main
         return self.opponent
 
-    def tree(self) -> Tree:
-        return self.trees[self.side_to_move().name]
+    def forest(self) -> Forest:
+        """The forest of the side to move (its tree ``slot`` searches this game)."""
+        return self.side_to_move().forest
 
 
 def _result_of(status: Status, board: Board) -> int:
@@ -141,7 +117,6 @@ class Actor:
         self.opponents = opponents
         self.rng = rng
         self.next_index = game_index0
-        self.main_trees = [Tree(self.params, main.tt) for _ in range(cfg.games_per_worker)]
         self.slots: list[Optional[_Game]] = [None] * cfg.games_per_worker
         self.ready: list[FinishedGame] = []   # ended, not yet handed out by play()
         self.play_seconds = 0.0     # wall time inside play()
@@ -159,8 +134,7 @@ class Actor:
             opponent = self.opponents[int(rng.integers(len(self.opponents)))]
             main_color = bool(rng.random() < 0.5)
         no_resign = bool(rng.random() < cfg.no_resign_fraction)
-        game = _Game(self.next_index, self.main, opponent, main_color, no_resign,
-                     self.main_trees[slot], self.params)
+        game = _Game(self.next_index, slot, self.main, opponent, main_color, no_resign)
         self.next_index += 1
         return game
 
@@ -176,6 +150,8 @@ class Actor:
 
     def _finish(self, game: _Game, result: int, end: int, resigned: Optional[bool] = None
                 ) -> FinishedGame:
+        if game.opponent is not None:  # the pool opponent's tree goes with its game
+            game.opponent.forest.drop(game.slot)
         false_resign = -1
         if game.would_resign is not None:
             loser_lost = result == (-1 if game.would_resign == WHITE else 1)
@@ -193,17 +169,17 @@ class Actor:
     def _after_search(self, game: _Game, full: bool) -> Optional[FinishedGame]:
         """Record, choose and play a move; return the finished game if it ended."""
         cfg = self.cfg
-        tree = game.tree()
+        forest, slot = game.forest(), game.slot
         board = game.board
         ply = len(game.moves)
         turn = board.turn
-        wdl = tree.root_wdl()
+        wdl = forest.root_wdl(slot)
         q = wdl[0] if wdl is not None else 0.0
-        move = tree.choose_move(cfg.temperature(ply), self.rng)
+        move = forest.choose_move(slot, cfg.temperature(ply))
         self.plies += 1
         if full and game.side_to_move() is self.main:
             self.recorded += 1
-            indices, visits = tree.root_visits()
+            indices, visits = forest.root_visits(slot)
             game.positions.append((encode_board(board), indices.astype(np.int16),
                                    visits.astype(np.int32), move_to_index(board, move),
                                    float(q), ply, turn))
@@ -235,15 +211,13 @@ class Actor:
             return
         old = self.main
         self.main = main
-        self.main_trees = [Tree(self.params, main.tt) for _ in range(self.cfg.games_per_worker)]
-        for s, game in enumerate(self.slots):
+        main.forest.clear()
+        for game in self.slots:
             if game is None:
                 continue
             if game.side_to_move() is old:
                 game.searching = False
-            del game.trees[old.name]
             game.main = main
-            game.trees[main.name] = self.main_trees[s]
 
     def set_opponents(self, opponents: list[Side]) -> None:
         """New games draw their pool opponent from ``opponents``; games in flight keep theirs."""
@@ -292,23 +266,16 @@ class Actor:
                 groups.setdefault(game.side_to_move().name, []).append(game)
             t0 = time.perf_counter()
             for games in groups.values():
-                side = games[0].side_to_move()
-                leaves = run_round([g.tree() for g in games], side.evaluator, side.batch,
-                                   cfg.leaves_per_tree, len(games) * cfg.leaves_per_tree)
+                # a search with nothing left to expand anywhere ends (run_many stops there too)
+                games[0].forest().step([g.slot for g in games], cfg.leaves_per_tree,
+                                       len(games) * cfg.leaves_per_tree)
                 self.rounds += 1
-                if leaves == 0:  # nothing left to expand anywhere (run_many stops there too)
-                    for g in games:
-                        g.stuck = True
             self.search_seconds += time.perf_counter() - t0
             for s, game in enumerate(self.slots):
                 if game is None:
                     continue
-                tree = game.tree()
-                if game.noise_pending and tree.root_expanded:
-                    self._add_noise(tree)
-                    game.noise_pending = False
-                if tree.done or game.stuck:
-                    game.searching = game.stuck = False
+                if game.forest().settle(game.slot):
+                    game.searching = False
                     done = self._after_search(game, game.full)
                     if done is not None:
                         ready.append(done)
@@ -318,22 +285,12 @@ class Actor:
         for done in delivered:
             on_game(done)
 
-    def _add_noise(self, tree: Tree) -> None:
-        p = self.params
-        add_dirichlet_noise(tree, self.rng, p.dirichlet_alpha, p.dirichlet_fraction)
-
     def _start_search(self, game: _Game) -> None:
         nodes, full = playout_cap(self.params, self.rng)
-        tree = game.tree()
-        tree.set_position(game.board)
-        tree.begin(nodes)
+        game.forest().start(game.slot, game.board, nodes, noise=full)  # noise: full searches
         self.nodes += nodes
         game.full = full
         game.searching = True
-        game.noise_pending = full
-        if full and tree.root_expanded:  # a reused subtree: noise before the search proper
-            self._add_noise(tree)
-            game.noise_pending = False
 
     def _play_rounds(self, n_games: int, on_game: Callable[[FinishedGame], None]) -> None:
         """The round-synchronous schedule: every game searches once per round and the round
@@ -367,15 +324,13 @@ class Actor:
             caps = [playout_cap(self.params, self.rng) for _ in active]
             groups: dict[str, list[int]] = {}
             for k, (_, g) in enumerate(active):
-                g.tree().set_position(g.board)
                 groups.setdefault(g.side_to_move().name, []).append(k)
             t0 = time.perf_counter()
             for name, ks in groups.items():
-                side = active[ks[0]][1].side_to_move()
-                trees = [active[k][1].tree() for k in ks]
-                self.rounds += run_many(trees, side.evaluator, [caps[k][0] for k in ks],
-                                        rng=self.rng, noise=[caps[k][1] for k in ks],
-                                        batch=side.batch, leaves_per_tree=cfg.leaves_per_tree)
+                games = [active[k][1] for k in ks]
+                self.rounds += games[0].forest().run(
+                    [g.slot for g in games], [g.board for g in games], [caps[k][0] for k in ks],
+                    noise=[caps[k][1] for k in ks], leaves_per_tree=cfg.leaves_per_tree)
                 self.nodes += sum(caps[k][0] for k in ks)
             self.search_seconds += time.perf_counter() - t0
             for k, (s, g) in enumerate(active):

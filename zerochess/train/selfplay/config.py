@@ -68,6 +68,10 @@ class SelfPlayConfig(ConfigFile):
     (the older schedule; benchmarks/bench_actors.py compares them)."""
     games_per_worker: int = 256
     """Concurrent games in one worker: one evaluator call holds leaves of all of them."""
+    hash_mb: int = 64
+    """Transposition table (MB) of each network an actor plays with: the trained one's and
+    each pool opponent's (a table caches one network's answers): 64 MB hold about 233,000
+    positions (entries of 288 bytes)."""
     leaves_per_tree: int = 8
     """Leaves each game's tree adds to one evaluator call (virtual-loss minibatch per tree);
     small, because with hundreds of games the batch is large anyway and a small per-tree
@@ -188,7 +192,7 @@ class SelfPlayConfig(ConfigFile):
                     "leaves_per_tree", "games_per_shard", "full_search_nodes",
                     "fast_search_nodes", "max_game_plies", "resign_consecutive",
                     "replay_window", "batch_size", "eval_nodes", "pool_size",
-                    "eval_concurrency", "eval_max_moves", "stagnation_iters", "threads")
+                    "eval_concurrency", "eval_max_moves", "stagnation_iters", "threads", "hash_mb")
         for name in positive:
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive, got {getattr(self, name)!r}")
@@ -240,11 +244,12 @@ class SelfPlayConfig(ConfigFile):
                             full_search_nodes=self.full_search_nodes,
                             fast_search_nodes=self.fast_search_nodes,
                             full_search_probability=self.full_search_probability,
-                            hash_mb=64, seed=self.seed)
+                            hash_mb=self.hash_mb, seed=self.seed)
 
 
 #: Fields a restart may change without changing what the run is (resources, budgets).
 RESUMABLE_CHANGES = frozenset({"iterations", "device", "threads", "workers", "games_per_worker",
+                               "hash_mb",
                                "eval_concurrency", "backend", "ray_address", "gpu_workers",
                                "actor_restarts", "actor_lookahead", "search_schedule"})
 

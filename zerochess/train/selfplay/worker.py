@@ -24,7 +24,7 @@ from zerochess.chess.layout import SEQ_LEN
 from zerochess.train.data.format import row_normalized, write_shard
 from zerochess.train.data.legacy import one_hot_wdl
 from zerochess.train.data.replay import SHARD_RE, shard_name
-from zerochess.train.selfplay.actor import Actor, FinishedGame, Side, TimedEvaluator
+from zerochess.train.selfplay.actor import Actor, FinishedGame, Side
 from zerochess.train.selfplay.config import SelfPlayConfig
 from zerochess.train.selfplay.reports import (ActorTotals, ChunkResult, ChunkTask, GameCounters,
                                               NetworkRef)
@@ -128,12 +128,17 @@ def write_games(path: Path, games: list[FinishedGame], source: dict, info: dict,
     return write_shard(path, arrays, source, info=info, pgn=_pgn(games, iteration))
 
 
-def _load_side(path: str, name: str, iteration: int, cfg: SelfPlayConfig, hash_mb: int) -> Side:
+def _load_side(path: str, name: str, iteration: int, cfg: SelfPlayConfig,
+               rng: np.random.Generator) -> Side:
+    """The network at ``path`` as a Side: its evaluator in a Forest of ``games_per_worker``
+    trees with the config's search parameters (``hash_mb`` included) and the actor's
+    generator."""
     from zerochess.neural import make_evaluator
+    from zerochess.search.forest import Forest
 
     ev = make_evaluator(path, device=cfg.device, threads=cfg.threads,
                         max_batch=cfg.games_per_worker * cfg.leaves_per_tree)
-    return Side(name, TimedEvaluator(ev), iteration, hash_mb)
+    return Side(name, Forest(ev, cfg.games_per_worker, cfg.search_params(), rng), iteration)
 
 
 def describe_node() -> str:
@@ -178,13 +183,13 @@ class ActorHost:
         self.actor: Actor | None = None
         self.t0 = time.perf_counter()
 
-    def _side(self, ref: NetworkRef, blob: bytes, hash_mb: int) -> Side:
+    def _side(self, ref: NetworkRef, blob: bytes) -> Side:
         if ref.name not in self.sides:
             path = self.workdir / f"network-{len(self.sides)}.pt"
             path.write_bytes(blob)
             try:
                 self.sides[ref.name] = _load_side(str(path), ref.name, ref.iteration, self.cfg,
-                                                  hash_mb)
+                                                  self.rng)
             finally:
                 path.unlink(missing_ok=True)
         return self.sides[ref.name]
@@ -196,7 +201,7 @@ class ActorHost:
             return []
         picks = self.rng.choice(len(pool), size=min(len(pool), cfg.pool_opponents_per_worker),
                                 replace=False)
-        return [self._side(*pool[i], 16) for i in sorted(picks)]
+        return [self._side(*pool[i]) for i in sorted(picks)]
 
     def _forget_unused(self) -> None:
         used = {self.actor.main.name, *(o.name for o in self.actor.opponents)}
@@ -218,7 +223,7 @@ class ActorHost:
         if task.games > self.cfg.games_per_shard:
             raise ValueError(f"a chunk holds at most games_per_shard={self.cfg.games_per_shard} "
                              f"games, not {task.games}")
-        main = self._side(task.best, blobs[0], 64)
+        main = self._side(task.best, blobs[0])
         pool = list(zip(task.pool, blobs[1:]))
         names = tuple(r.name for r in task.pool)
         if self.actor is None:
@@ -261,9 +266,9 @@ class ActorHost:
         return ActorTotals(
             actor=self.actor_id, node=self.node, incarnation=self.incarnation,
             wall_s=a.play_seconds if a else 0.0, search_s=a.search_seconds if a else 0.0,
-            network_s=sum(s.evaluator.seconds for s in sides),
-            eval_calls=sum(s.evaluator.calls for s in sides),
-            eval_positions=sum(s.evaluator.positions for s in sides),
+            network_s=sum(s.forest.network_seconds for s in sides),
+            eval_calls=sum(s.forest.evaluations for s in sides),
+            eval_positions=sum(s.forest.positions for s in sides),
             batch_capacity=self.cfg.games_per_worker * self.cfg.leaves_per_tree,
             nodes=a.nodes if a else 0, searched_plies=a.plies if a else 0,
             recorded_positions=a.recorded if a else 0)
