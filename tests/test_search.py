@@ -15,7 +15,7 @@ from zerochess.neural.evaluator import UniformEvaluator
 from zerochess.search.forest import Forest, playout_cap, run_many
 from zerochess.search.mcts import Batch, run_round
 from zerochess.search.params import SearchParams
-from zerochess.search.results import q_to_cp
+from zerochess.search.results import lc0_cp, q_to_cp
 from zerochess.search.search import Search, SearchLimits
 from zerochess.search.tree import Tree
 from zerochess.search.tt import TranspositionTable
@@ -268,10 +268,17 @@ def test_tree_memory_is_bounded():
     s.tree.verify()
 
 
-def test_centipawn_formula():
+def test_centipawn_formulas():
+    # Stockfish 15.1's scale (the fit of experiments/cp_scale_fit.py): +100 cp is about a win
+    # half the time (W 0.5, L 0: q = 0.5); a proven result is the limit
     assert q_to_cp(0.0) == 0 and q_to_cp(-0.5) == -q_to_cp(0.5)
-    assert q_to_cp(0.5) == 89 and q_to_cp(0.9) == 546 and 12000 < q_to_cp(1.0) <= 12800
-    assert all(q_to_cp(a) < q_to_cp(b) for a, b in [(0.1, 0.2), (0.8, 0.9), (0.95, 0.99)])
+    assert q_to_cp(0.5) == 88 and q_to_cp(0.9) == 237 and q_to_cp(0.99) == 426
+    assert q_to_cp(1.0) == 12800 and q_to_cp(-1.0) == -12800
+    assert all(q_to_cp(a) < q_to_cp(b) for a, b in [(0.1, 0.2), (0.8, 0.9), (0.95, 0.99),
+                                                     (0.999, 0.99999)])
+    # Leela Chess Zero's (UCI ScoreType centipawn_lc0)
+    assert lc0_cp(0.5) == 89 and lc0_cp(0.9) == 546 and 12000 < lc0_cp(1.0) <= 12800
+    assert all(lc0_cp(a) < lc0_cp(b) for a, b in [(0.1, 0.2), (0.8, 0.9), (0.95, 0.99)])
 
 
 def test_params_are_validated():

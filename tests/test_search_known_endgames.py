@@ -63,7 +63,7 @@ def test_known_win_root_needs_no_network():
     assert result.nodes >= 2000
     assert result.best_move in {m.uci() for m in chess.Board(
         "8/8/3k4/8/8/8/2K5/7R w - - 0 1").legal_moves}
-    assert result.cp > 500            # shown on the won scale, not as the steering value
+    assert result.cp > 230            # shown on the won scale (Q >= 0.90), not as the steering value
     counting = CountingEvaluator()
     Search(counting, SearchParams(known_endgames=False)).search(
         Board("8/8/3k4/8/8/8/2K5/7R w - - 0 1"), nodes=200)

@@ -478,7 +478,9 @@ cdef void _backup(Leaf* leaf) noexcept nogil:
     cdef double d = leaf.d
     cdef double m = leaf.m if leaf.m >= 0.0 else 0.0   # plies left from the node's position
     t.playouts += 1
-    t.depth_sum += leaf.depth
+    if t.nodes[idx].proven == PROVEN_NONE:   # an exact leaf (mate, draw, solved) has no depth
+        t.depth_sum += leaf.depth
+        t.depth_playouts += 1
     if leaf.depth > t.max_depth:
         t.max_depth = leaf.depth
     t.nodes[idx].stops += 1

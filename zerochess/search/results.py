@@ -6,13 +6,18 @@ Conventions (all from the root's side to move):
 
 * ``q`` = P(win) - P(loss) of the best move, in [-1, 1]; ``wdl`` = (loss, draw, win), the
   evaluator's order, the best move's averages.
-* ``cp`` = round(90 * tan(1.5637541897 * q)), clamped to +-12800: Leela Chess Zero's
-  mapping from Q to centipawns (q = 0.25: +37 cp, 0.5: +89, 0.75: +214, 0.9: +546).
+* ``cp`` is on Stockfish 15.1's scale (``q_to_cp``): cp = CP_PER_LOGIT * ln(E / (1 - E))
+  with E = (1 + q) / 2 the expected score, fitted on Stockfish's own labels
+  (experiments/cp_scale_fit.py, docs/uci.md), so that +100 cp is about what Stockfish
+  converts to a win half the time; ``lc0_cp`` is Leela Chess Zero's mapping
+  round(90 * tan(1.5637541897 * q)) (UCI ``ScoreType centipawn_lc0``). Both clamp to +-12800.
 * ``mate``: UCI convention, in moves, signed: +3 = the side to move mates with its third
   move from now, -2 = it gets mated after its second move; None unless the solver proved a
   mate. ``mate_plies`` is the same distance in plies (+5, -4 in those examples).
-* ``depth`` is the average leaf depth of this search (Leela's reading of ``depth``),
-  ``seldepth`` the deepest leaf.
+* ``depth`` is the average depth of the leaves this search reached and did not know the
+  value of exactly (Leela's reading of ``depth``, less the mates, draws and solved nodes,
+  which say nothing about how deep it looked), ``seldepth`` the deepest leaf;
+  ``reported_depth`` is the whole number a GUI is shown and UCI ``go depth`` counts.
 * ``nodes`` counts the playouts of this search (visits added at the root), not the tree
   kept from earlier searches; ``nn_evals`` the positions sent to the evaluator;
   ``cache_hits`` the transposition-table hits that skipped it.
@@ -29,16 +34,51 @@ import numpy as np
 from zerochess.search.mcts import known_win, shown_q
 
 __all__ = ["PVLine", "MoveStats", "NodeStats", "SearchInfo", "SearchResult", "SearchLimits",
-           "SearchProgress", "q_to_cp", "build_info", "build_result", "root_move_stats"]
+           "SearchProgress", "q_to_cp", "lc0_cp", "reported_depth", "build_info", "build_result",
+           "root_move_stats"]
 
-CP_SCALE = 90.0
-CP_STRETCH = 1.5637541897
 CP_LIMIT = 12800
+CP_PER_LOGIT = 80.4
+"""Centipawns per unit of logit(expected score): the least-squares fit of Stockfish 15.1's
+expected score (its WDL: W + D/2) to its centipawns, E = 1 / (1 + exp(-cp / k)), over the
+4,854 positions within +-1000 cp of 5,747 it labelled at depth 8 in 60 games
+(experiments/cp_scale_fit.py; the figures are in docs/uci.md)."""
+LC0_CP_SCALE = 90.0
+LC0_CP_STRETCH = 1.5637541897
 
 
 def q_to_cp(q: float) -> int:
-    """Centipawns from Q (Leela's formula, see the module docstring)."""
-    return int(max(-CP_LIMIT, min(CP_LIMIT, round(CP_SCALE * math.tan(CP_STRETCH * q)))))
+    """Centipawns on Stockfish 15.1's scale from Q = P(win) - P(loss):
+    CP_PER_LOGIT * ln((1 + q) / (1 - q)), the logit of the expected score (1 + q) / 2. A
+    GUI's thresholds (resign, draw offers, graphs) are written for Stockfish's scale, where
+    +100 cp is an advantage won about half the time; Q = +-1 (a proven result) is +-CP_LIMIT."""
+    if q >= 1.0 or q <= -1.0:
+        return CP_LIMIT if q > 0 else -CP_LIMIT
+    cp = CP_PER_LOGIT * math.log((1.0 + q) / (1.0 - q))
+    return int(max(-CP_LIMIT, min(CP_LIMIT, round(cp))))
+
+
+def lc0_cp(q: float) -> int:
+    """Centipawns from Q by Leela Chess Zero's formula, 90 tan(1.5637541897 q): what zerochess
+    reported before it used Stockfish's scale (UCI ``ScoreType centipawn_lc0``); it grows
+    fast near +-1 (q = 0.5: +89 cp, 0.9: +546, 0.99: +4,100)."""
+    return int(max(-CP_LIMIT, min(CP_LIMIT, round(LC0_CP_SCALE * math.tan(LC0_CP_STRETCH * q)))))
+
+
+def reported_depth(average_depth: float, mate_plies: Optional[int] = None) -> int:
+    """The search depth a GUI is shown and UCI ``go depth N`` counts: ``average_depth``
+    (the average depth of this search's playouts that ended at a position it had to
+    evaluate, Tree.stats) rounded down, as Leela Chess Zero's, at least 1, and with a proven
+    mate at least the mate's plies (a mate in 3 is seen at depth 5, not 1).
+
+    Playouts that end at an exact value (a mate, a draw, a solved node) are left out of the
+    average: a proven draw the search keeps choosing one ply down would otherwise hold the
+    depth at 1 for ever. A solved root leaves nothing to average; the time manager ends a
+    ``go depth``/``go mate`` search as soon as the root is proven (``timeman.Stopper``)."""
+    depth = max(1, int(average_depth))
+    if mate_plies:
+        depth = max(depth, abs(mate_plies))
+    return depth
 
 
 PROVEN_Q = {1: 1.0, 2: 0.0, 3: -1.0}
@@ -117,7 +157,7 @@ class SearchInfo:
     nn_evals: int
     cache_hits: int
     hashfull: int            # transposition table use, per mille
-    depth: float             # average leaf depth
+    depth: float             # average depth of the leaves not valued exactly
     seldepth: int            # deepest leaf
     time: float              # seconds since the search started
     lines: list[PVLine]      # best first; len == multipv (fewer if fewer legal moves)
@@ -127,6 +167,12 @@ class SearchInfo:
     @property
     def nps(self) -> float:
         return self.nodes / self.time if self.time > 0 else 0.0
+
+    @property
+    def search_depth(self) -> int:
+        """The depth to show (``reported_depth``): the average leaf depth, raised to the
+        best line's mate distance."""
+        return reported_depth(self.depth, self.lines[0].mate_plies if self.lines else None)
 
 
 @dataclass
@@ -156,7 +202,7 @@ class SearchProgress:
     batch: the one description of a running search's progress."""
     elapsed: float            # seconds since the clock started (``SearchLimits.started``)
     nodes: int                # visits added by this search
-    depth: float              # average tree depth
+    depth: float              # average depth of the leaves not valued exactly (reported_depth)
     best_visits: int          # visits of the most visited root move
     second_visits: int        # visits of the runner-up
     best_move_changes: int    # how often the most visited root move changed in this search

@@ -43,7 +43,7 @@ from zerochess.search.tt import TranspositionTable
 __all__ = ["Search", "search", "SearchLimits", "SearchResult", "SearchInfo", "SearchProgress"]
 
 UNLIMITED = 1 << 62
-INFO_INTERVAL = 1.0      # seconds between on_info reports
+INFO_INTERVAL = 1.0      # seconds between on_info reports (the first comes after the first batch)
 
 
 class Search:
@@ -197,7 +197,8 @@ class Search:
         tree.begin(limits.nodes if limits.nodes is not None else UNLIMITED)
         tree.restrict_root(limits.root_moves)
         rng = np.random.default_rng(params.seed)
-        start = last_info = time.perf_counter()
+        start = time.perf_counter()
+        last_info = float("-inf")  # the first batch reports at once: a GUI shows it within 100 ms
         changes, last_best = 0, -1
         # The root is expanded first even if stop() came early: there must be a move.
         if not tree.root_expanded and not tree.done:

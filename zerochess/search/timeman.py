@@ -12,8 +12,14 @@ Leela Chess Zero's stoppers (each limit is one predicate the search polls after 
   can produce at the measured speed).
 * The next network batch is predicted: the search stops when waiting for another batch
   would cross the maximum, because a batch cannot be interrupted.
-* ``movetime``, ``nodes`` and ``depth`` are just other stoppers; ``infinite`` and ``ponder``
-  have none until ``stop`` or ``ponderhit``.
+* ``movetime``, ``nodes``, ``depth`` and ``mate`` are just other stoppers; ``infinite`` and
+  ``ponder`` have none until ``stop`` or ``ponderhit``. ``depth`` counts
+  ``results.reported_depth``; a ``depth`` or ``mate`` search also ends once the solver has
+  proven the root (its answer cannot change, and it leaves nothing to average),
+  a ``depth`` search with one move to search at once. ``at_once``: a ``go`` whose limits
+  could not be used (a clock for the other side only, say) ends after its first batch.
+* Analysis (UCI ``UCI_AnalyseMode``): a clock or ``movetime`` is spent in full, without the
+  early stops that serve play (smart pruning, the adaptive rules).
 
 ``adaptive`` (the UCI option ``TimeManager``'s default since it beat ``classic`` +52 +- 37 Elo)
 adds the two steps Monty measured after soft and hard limits (issue 27: +20 and +32 Elo at
@@ -30,7 +36,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from zerochess.search.results import SearchProgress  # what the stopper reads, each batch
+from zerochess.search.results import SearchProgress, reported_depth  # what the stopper reads
 
 
 @dataclass
@@ -44,9 +50,13 @@ class GoParams:
     movetime: Optional[int] = None
     nodes: Optional[int] = None
     depth: Optional[int] = None
+    mate: Optional[int] = None      # moves: stop once a mate in at most this many is proven
     infinite: bool = False
     ponder: bool = False
     searchmoves: tuple[str, ...] = ()
+    at_once: bool = False
+    """The go asked for limits none of which can be used (a clock for the other side only,
+    a value that is not a number): answer after the first batch, as Stockfish moves at once."""
 
 
 @dataclass(frozen=True)
@@ -114,26 +124,33 @@ class Stopper:
     docstring); without it the stopper behaves exactly as before they existed."""
 
     def __init__(self, params: GoParams, budget: Optional[Budget], fixed_nodes: int = 0,
-                 adaptive: bool = False):
+                 adaptive: bool = False, root_moves: int = 0, analyse: bool = False):
+        """``root_moves``: how many moves the search may choose from (the legal moves, or
+        those of ``searchmoves``; 0: not known); ``analyse``: UCI ``UCI_AnalyseMode``."""
         self.params = params
         self.budget = budget
         self.node_limit = params.nodes if params.nodes is not None else (fixed_nodes or None)
         if fixed_nodes and params.nodes is None:
             self.budget = None  # the Nodes option replaces the clock (reproducible matches)
-        self.adaptive = adaptive
+        self.adaptive = adaptive and not analyse
+        self.analyse = analyse
+        self.single_move = root_moves == 1
         self.q_start: Optional[float] = None   # the root's value at the first poll
         self.reason = ""
 
     @property
     def unlimited(self) -> bool:
-        return (self.budget is None and self.node_limit is None and self.params.depth is None)
+        return (self.budget is None and self.node_limit is None and self.params.depth is None
+                and self.params.mate is None and not self.params.at_once)
 
     def should_stop(self, p: SearchProgress) -> bool:
+        if self.params.at_once:
+            self.reason = "no usable limit"
+            return True
         if self.node_limit is not None and p.nodes >= self.node_limit:
             self.reason = "nodes"
             return True
-        if self.params.depth is not None and p.depth >= self.params.depth:
-            self.reason = "depth"
+        if self._depth_or_mate_reached(p):
             return True
         if self.budget is None:
             return False
@@ -155,11 +172,31 @@ class Stopper:
         if p.elapsed >= target:
             self.reason = "optimum time"
             return True
-        # Smart pruning: the runner-up cannot catch up in the time that is left.
-        if p.elapsed > 0.05 * target and p.nodes > 100:
+        # Smart pruning: the runner-up cannot catch up in the time that is left (play only:
+        # an analysis spends the time it was given).
+        if not self.analyse and p.elapsed > 0.05 * target and p.nodes > 100:
             nps = p.nodes / p.elapsed
             remaining = nps * (target - p.elapsed)
             if p.best_visits - p.second_visits > remaining:
                 self.reason = "best move decided"
                 return True
+        return False
+
+    def _depth_or_mate_reached(self, p: SearchProgress) -> bool:
+        """``go depth N`` / ``go mate N``: a proven root ends either (the answer is final and
+        leaves nothing to average: results.reported_depth); a depth search also
+        ends with one move to search, or at the depth. A mate search without a proof runs
+        on until ``stop`` or another limit, as Stockfish's does."""
+        depth, mate = self.params.depth, self.params.mate
+        if depth is None and mate is None:
+            return False
+        if p.root_proven:
+            self.reason = "root proven"
+            return True
+        if depth is not None and self.single_move:
+            self.reason = "one move to search"
+            return True
+        if depth is not None and reported_depth(p.depth) >= depth:
+            self.reason = "depth"
+            return True
         return False

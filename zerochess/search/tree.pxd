@@ -85,7 +85,8 @@ ctypedef struct TreeData:
     int64_t nn_evals
     int64_t cache_hits
     int64_t collisions
-    int64_t depth_sum      # sum of leaf depths (for the average depth)
+    int64_t depth_sum      # sum of the depths of the leaves not valued exactly (the depth)
+    int64_t depth_playouts # the playouts that ended at such a leaf
     int32_t max_depth
 
 cdef class Tree:

@@ -345,6 +345,7 @@ cdef class Tree:
         self.data.cache_hits = 0
         self.data.collisions = 0
         self.data.depth_sum = 0
+        self.data.depth_playouts = 0
         self.data.max_depth = 0
 
     def restrict_root(self, moves=()):
@@ -386,7 +387,10 @@ cdef class Tree:
             "nn_evals": int(self.data.nn_evals),
             "cache_hits": int(self.data.cache_hits),
             "collisions": int(self.data.collisions),
-            "depth": (<double>self.data.depth_sum / self.data.playouts) if self.data.playouts else 0.0,
+            # the average depth of the playouts whose leaf was not valued exactly (a mate, a
+            # draw, a solved node): they say how deep the search looked at unknown positions
+            "depth": ((<double>self.data.depth_sum / self.data.depth_playouts)
+                      if self.data.depth_playouts else 0.0),
             "seldepth": int(self.data.max_depth),
             "root_visits": int(r.visits),
             "tree_nodes": int(self.data.n_nodes),
