@@ -43,3 +43,15 @@ def test_uci_is_answered_before_anything_heavy_is_imported_and_isready_loads_the
     assert after_isready["onnxruntime"]
     assert after_isready["evaluator"] == "OnnxEvaluator"
     assert after_isready["network"].endswith(".onnx")
+
+
+def test_options_as_flags_start_the_uci_loop_without_click():
+    """`zerochess --threads=2` (lichess-bot's engine_options) goes the bare command's fast way."""
+    probe = ("import sys; sys.argv = ['zerochess', '--threads=2', '--uci-show-wdl']\n"
+             "from zerochess.__main__ import run\nrun()\n"
+             "sys.stderr.write('CLICK %s\\n' % ('click' in sys.modules))\n")
+    result = subprocess.run([sys.executable, "-c", probe], input="uci\nquit\n",
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "option name UCI_ShowWDL type check default true" in result.stdout
+    assert result.stdout.splitlines()[-1] == "uciok" and "CLICK False" in result.stderr

@@ -129,3 +129,24 @@ def test_a_policy_temperature_change_forgets_the_cached_evaluations(player):
     values.set("PolicyTemperature", "2")
     player.configure(values)
     assert player.search is search and search.tt.lookup(Board()) is None
+
+
+def test_every_option_is_a_command_line_flag_of_one_name():
+    from zerochess.uci.options import BY_FLAG, OptionError, flag_name, parse_flags
+    keys = [flag_name(name).replace("-", "") for o in OPTIONS for name in (o.name, *o.aliases)]
+    assert len(set(keys)) == len(OPTIONS)          # an alias shares its option's flag
+    assert all(BY_FLAG[k] in OPTIONS for k in keys)
+    assert [flag_name(n) for n in ("WeightsFile", "Move Overhead", "UCI_ShowWDL", "MultiPV",
+                                   "CPuctBase", "UCI_Chess960")] == \
+        ["--weights-file", "--move-overhead", "--uci-show-wdl", "--multi-pv", "--cpuct-base",
+         "--uci-chess960"]
+    parsed = parse_flags(["--threads=2", "--weights-file", "x.onnx", "--ponder", "--multipv", "3",
+                          "--uci-show-wdl", "false", "--MoveOverhead=5", "--fpu-reduction", "-0.5"])
+    assert [(o.name, v) for o, v in parsed] == [
+        ("Threads", "2"), ("WeightsFile", "x.onnx"), ("Ponder", "true"), ("MultiPV", "3"),
+        ("UCI_ShowWDL", "false"), ("Move Overhead", "5"), ("FpuReduction", "-0.5")]
+    for argv, message in [(["--nope=1"], "no such option"), (["threads=2"], "not an option flag"),
+                          (["--hash"], "needs a value"), (["--hash", "--threads=2"], "needs a value"),
+                          (["--clear-hash"], "button")]:
+        with pytest.raises(OptionError, match=message):
+            parse_flags(argv)

@@ -47,32 +47,54 @@ def test_option_values_are_parsed_and_checked():
 
 
 def test_parse_position():
-    board = parse_position("startpos moves e2e4 e7e5 g1f3".split())
-    assert board.move_stack == ["e2e4", "e7e5", "g1f3"]
-    board = parse_position("fen 4k3/8/8/8/8/8/8/4K2R w K - 0 1 moves e1g1".split())
-    assert board.fen() == "4k3/8/8/8/8/8/8/5RK1 b - - 1 1"
-    for args, message in [("", "startpos"), ("fen", "invalid FEN"), ("middlegame", "startpos"),
-                          ("startpos moves e2e5", "move 1"), ("startpos e2e4", "unexpected"),
-                          ("fen 8/8/8/8/8/8/8/8 w - - 0 1", "king"),
-                          ("startpos moves e2e4 e2e4", "move 2")]:
+    board, warnings = parse_position("startpos moves e2e4 e7e5 g1f3".split())
+    assert board.move_stack == ["e2e4", "e7e5", "g1f3"] and warnings == []
+    board, warnings = parse_position("fen 4k3/8/8/8/8/8/8/4K2R w K - 0 1 moves e1g1".split())
+    assert board.fen() == "4k3/8/8/8/8/8/8/5RK1 b - - 1 1" and warnings == []
+    for args, message in [("", "startpos"), ("fen", "without a FEN"), ("middlegame", "startpos"),
+                          ("fen 8/8/8/8/8/8/8/8 w - - 0 1", "king"), ("fen w KQkq", "8 ranks")]:
         with pytest.raises(UciError, match=message):
             parse_position(args.split())
+    # read as Stockfish reads them, with a warning: the legal start of the moves, extra words
+    for args, played, message in [("startpos moves e2e5", [], "move 1 ('e2e5')"),
+                                  ("startpos moves e2e4 e2e4", ["e2e4"], "move 2"),
+                                  ("startpos e2e4", [], "after startpos ignored"),
+                                  ("startpos moves e2e4 e7e5 g1f3 b8c6 f1b5 a7a6 b5c6 d7c6 e1h1 "
+                                   "c6d5", ["e2e4", "e7e5", "g1f3", "b8c6", "f1b5", "a7a6", "b5c6",
+                                            "d7c6", "e1g1"], "move 10")]:
+        board, warnings = parse_position(args.split())
+        assert board.move_stack == played and len(warnings) == 1 and message in warnings[0]
+    board, warnings = parse_position("fen 8/8/8/8/8/8/8/K1k5".split())
+    assert board.fen() == "8/8/8/8/8/8/8/K1k5 w - - 0 1" and "taken as w - - 0 1" in warnings[0]
 
 
 def test_parse_go():
-    p = parse_go("wtime 60000 btime 50000 winc 1000 binc 900 movestogo 20".split())
+    p, warnings = parse_go("wtime 60000 btime 50000 winc 1000 binc 900 movestogo 20".split())
     assert (p.wtime, p.btime, p.winc, p.binc, p.movestogo) == (60000, 50000, 1000, 900, 20)
-    p = parse_go("infinite searchmoves e2e4 d2d4".split(), parse_position(["startpos"]))
+    assert warnings == [] and not p.at_once
+    p, _ = parse_go("infinite searchmoves e2e4 d2d4".split(), parse_position(["startpos"])[0])
     assert p.infinite and p.searchmoves == ("e2e4", "d2d4")
-    assert parse_go("ponder movetime 100".split()).ponder
-    assert parse_go("wtime -30 btime 10".split()).wtime == 0
-    for args, message in [("wtime", "needs a number"), ("nodes ten", "integer"),
-                          ("depth 0", "positive"), ("sideways 3", "unknown"),
-                          ("nodes 5 nodes 6", "twice"), ("searchmoves", "at least one")]:
-        with pytest.raises(UciError, match=message):
-            parse_go(args.split())
-    with pytest.raises(UciError, match="not legal"):
-        parse_go("searchmoves e2e5".split(), parse_position(["startpos"]))
+    assert parse_go("ponder movetime 100".split())[0].ponder
+    assert parse_go("wtime -30 btime 10".split())[0].wtime == 0
+    assert parse_go("mate 3".split())[0].mate == 3 and parse_go([])[0] == GoParams()
+    for args, message, value in [("wtime", "needs an integer, got nothing", None),
+                                 ("nodes ten", "integer", None), ("depth 0", "taken as 1", 1),
+                                 ("sideways 3", "unknown word", None),
+                                 ("nodes 5 nodes 6", "twice", 6), ("searchmoves", "without a move", None)]:
+        p, warnings = parse_go(args.split())
+        assert any(message in w for w in warnings), (args, warnings)
+        if value is not None:
+            assert value in (p.depth, p.nodes)
+    # a go that asked for limits it cannot have moves at once rather than search for ever
+    assert parse_go("wtime abc".split())[0].at_once and parse_go("nodes 0".split())[0].at_once
+    assert not parse_go("sideways".split())[0].at_once   # a bare go: until stop, as Stockfish
+    black = parse_position("startpos moves e2e4".split())[0]
+    p, warnings = parse_go("wtime 1000 winc 10".split(), black)
+    assert p.at_once and "a clock for White only, with Black to move" in warnings[0]
+    p, warnings = parse_go("searchmoves e2e5 e2e4 E7E8Q".split(), parse_position(["startpos"])[0])
+    assert p.searchmoves == ("e2e4",) and "e2e5 E7E8q" in warnings[-1]
+    p, warnings = parse_go("searchmoves e2e5".split(), parse_position(["startpos"])[0])
+    assert p.searchmoves == () and "no move left to search" in warnings[0]
 
 
 def test_parse_setoption():
@@ -125,3 +147,30 @@ def test_stoppers():
                                        last_batch_seconds=0.1))
     # smart pruning: 1000 nodes/s with 0.5 s left cannot close a gap of 900 visits
     assert timed.should_stop(_progress(elapsed=0.5, nodes=500, best_visits=950, second_visits=50))
+
+
+def test_depth_and_mate_stoppers_end_on_a_proven_root():
+    depth = Stopper(GoParams(depth=3), None)
+    assert not depth.should_stop(_progress(depth=2.9))      # the reported depth: rounded down
+    assert depth.should_stop(_progress(depth=3.0)) and depth.reason == "depth"
+    assert depth.should_stop(_progress(depth=1.0, root_proven=True))
+    assert depth.reason == "root proven"
+    single = Stopper(GoParams(depth=30), None, root_moves=1)
+    assert single.should_stop(_progress(depth=1.0)) and single.reason == "one move to search"
+    assert not Stopper(GoParams(depth=30), None, root_moves=2).should_stop(_progress(depth=1.0))
+    mate = Stopper(GoParams(mate=2), None)
+    assert not mate.unlimited
+    assert not mate.should_stop(_progress(depth=40.0, nodes=10**7))   # until stop, as Stockfish
+    assert mate.should_stop(_progress(root_proven=True))
+    assert not Stopper(GoParams(), None, root_moves=1).should_stop(_progress(root_proven=True))
+    at_once = Stopper(GoParams(at_once=True), None)
+    assert not at_once.unlimited and at_once.should_stop(_progress())
+
+
+def test_analysis_spends_its_time():
+    play = Stopper(GoParams(movetime=1000), Budget(1.0, 1.0), adaptive=True)
+    analysis = Stopper(GoParams(movetime=1000), Budget(1.0, 1.0), adaptive=True, analyse=True)
+    decided = _progress(elapsed=0.5, nodes=500, best_visits=950, second_visits=50)
+    assert play.should_stop(decided) and not analysis.should_stop(decided)
+    assert not analysis.should_stop(_progress(elapsed=0.5, root_proven=True))
+    assert analysis.should_stop(_progress(elapsed=1.0))

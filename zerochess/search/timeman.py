@@ -53,7 +53,8 @@ class GoParams:
     mate: Optional[int] = None      # moves: stop once a mate in at most this many is proven
     infinite: bool = False
     ponder: bool = False
-    searchmoves: tuple[str, ...] = ()
+    searchmoves: Optional[tuple[str, ...]] = None
+    """None: every legal move; a tuple: only these (empty: none of those given is legal)."""
     at_once: bool = False
     """The go asked for limits none of which can be used (a clock for the other side only,
     a value that is not a number): answer after the first batch, as Stockfish moves at once."""

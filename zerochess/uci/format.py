@@ -19,17 +19,28 @@ def score_text(cp: Optional[int], mate: Optional[int]) -> str:
     return f"score cp {int(cp or 0)}"
 
 
-def info_line(info, show_wdl: bool) -> str:
-    """All ``info`` lines for one report (one per MultiPV line), joined by newlines."""
+def centipawns(line, score_type: str = "centipawn") -> int:
+    """A line's centipawns on the scale UCI ``ScoreType`` names: ``centipawn`` Stockfish
+    15.1's (the search's ``cp``), ``centipawn_lc0`` Leela Chess Zero's (search/results.py)."""
+    if score_type == "centipawn_lc0":
+        from zerochess.search.results import lc0_cp  # numpy: not before the engine is loaded
+        return lc0_cp(line.q)
+    return line.cp
+
+
+def info_line(info, show_wdl: bool, score_type: str = "centipawn") -> str:
+    """All ``info`` lines for one report (one per MultiPV line), joined by newlines. The
+    depth is ``SearchInfo.search_depth`` (docs/uci.md), never above ``seldepth``."""
     elapsed_ms = max(1, int(round(info.time * 1000)))
     nps = int(info.nodes * 1000 / elapsed_ms)
     lines = []
     multi = len(info.lines) > 1
+    depth = info.search_depth
     for rank, line in enumerate(info.lines, start=1):
-        parts = [f"info depth {max(1, int(round(info.depth)))} seldepth {max(1, info.seldepth)}"]
+        parts = [f"info depth {depth} seldepth {max(depth, info.seldepth)}"]
         if multi:
             parts.append(f"multipv {rank}")
-        parts.append(score_text(line.cp, line.mate))
+        parts.append(score_text(centipawns(line, score_type), line.mate))
         if show_wdl and line.wdl is not None:
             w, d, l = (int(round(1000 * x)) for x in (line.wdl[2], line.wdl[1], line.wdl[0]))
             d = 1000 - w - l  # per mille that add up exactly
@@ -41,6 +52,11 @@ def info_line(info, show_wdl: bool) -> str:
     if not lines:  # no line to show yet: still report progress
         lines.append(f"info nodes {info.nodes} nps {nps} hashfull {info.hashfull} time {elapsed_ms}")
     return "\n".join(lines)
+
+
+def currmove_line(depth: int, move: str, number: int) -> str:
+    """Stockfish's ``info depth D currmove M currmovenumber N`` (docs/uci.md: which move)."""
+    return f"info depth {depth} currmove {move} currmovenumber {number}"
 
 
 def bestmove_line(best: Optional[str], ponder: Optional[str]) -> str:

@@ -16,6 +16,7 @@ has no float type, and GUIs that see ``spin`` expect integers (Leela Chess Zero 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,21 +47,24 @@ class Option:
     sends every option it was shown would otherwise send the default of one name after the
     user's value of the other)."""
 
-    def uci_line(self) -> str:
-        """The ``option name ...`` declaration a GUI reads."""
+    def uci_line(self, default: Any = None) -> str:
+        """The ``option name ...`` declaration a GUI reads; ``default``: the value to
+        advertise instead of the declared one (a command-line flag's, so that a GUI that
+        sends every option back keeps it)."""
+        default = self.default if default is None else default
         if self.kind == "check":
-            return f"option name {self.name} type check default {'true' if self.default else 'false'}"
+            return f"option name {self.name} type check default {'true' if default else 'false'}"
         if self.kind == "spin":
-            return (f"option name {self.name} type spin default {self.default} "
+            return (f"option name {self.name} type spin default {default} "
                     f"min {int(self.min)} max {int(self.max)}")
         if self.kind == "combo":
             vars_ = " ".join(f"var {c}" for c in self.choices)
-            return f"option name {self.name} type combo default {self.default} {vars_}"
+            return f"option name {self.name} type combo default {default} {vars_}"
         if self.kind == "float":
-            return f"option name {self.name} type string default {format_float(self.default)}"
+            return f"option name {self.name} type string default {format_float(default)}"
         if self.kind == "button":
             return f"option name {self.name} type button"
-        return f"option name {self.name} type string default {self.default if self.default != '' else '<empty>'}"
+        return f"option name {self.name} type string default {default if default != '' else '<empty>'}"
 
     def parse(self, text: str | None) -> Any:
         """The typed value of ``setoption ... value TEXT``, or OptionError saying why not."""
@@ -142,6 +146,13 @@ OPTIONS: tuple[Option, ...] = (
     Option("Ponder", "check", False, "Think on the opponent's time (the GUI decides when)."),
     Option("UCI_ShowWDL", "check", False, "Add 'wdl W D L' (per mille) to info lines. Off by "
            "default because some GUIs reject the token."),
+    Option("ScoreType", "combo", "centipawn", "The scale of 'score cp': centipawn is "
+           "Stockfish 15.1's (+100 is an advantage it wins about half the time; fitted on its "
+           "own labels, docs/uci.md), centipawn_lc0 Leela Chess Zero's 90 tan(1.5637541897 Q), "
+           "which zerochess used before.", choices=("centipawn", "centipawn_lc0")),
+    Option("UCI_AnalyseMode", "check", False, "Analysis, not play (python-chess sets it for "
+           "analyse()): no book move, and a movetime or clock is spent in full, without the "
+           "early stops that save time in games."),
     Option("VerboseMoveStats", "check", False, "Before bestmove, one 'info string' line per "
            "root move with its visits, prior, values and exploration terms, in Leela Chess "
            "Zero's format (Nibbler and BanksiaGUI show them as a table; docs/uci.md)."),
@@ -211,6 +222,54 @@ class OptionValues:
             raise OptionError(f"no such option: {name!r}")
         self.values[option.name] = option.parse(text)
         return option
+
+
+def flag_name(name: str) -> str:
+    """An option's command-line flag, Leela Chess Zero's way: lowercase words joined by '-'
+    (``WeightsFile`` -> ``--weights-file``, ``Move Overhead`` -> ``--move-overhead``,
+    ``UCI_ShowWDL`` -> ``--uci-show-wdl``, ``CPuctBase`` -> ``--cpuct-base``)."""
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name).replace("_", " ")
+    return "--" + "-".join(spaced.lower().split())
+
+
+def _flag_key(text: str) -> str:
+    """What a flag is matched by: its letters and digits, lowercase (so ``--weights-file``,
+    ``--weightsfile`` and ``--Weights_File`` all name WeightsFile)."""
+    return re.sub(r"[-_ ]", "", text).lower()
+
+
+BY_FLAG: dict[str, Option] = {_flag_key(name): o for o in OPTIONS for name in (o.name, *o.aliases)}
+
+
+def parse_flags(argv: list[str]) -> list[tuple[Option, str]]:
+    """``--name=value`` / ``--name value`` command-line flags -> [(option, value text)], in
+    order, for ``OptionValues.set``; a check option may stand alone (``--ponder``: true).
+    Lichess-bot passes its ``engine_options`` this way, as Leela Chess Zero reads them.
+    OptionError names an unknown flag, a button, or a flag without its value."""
+    settings = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        i += 1
+        name, eq, value = arg[2:].partition("=")
+        if not arg.startswith("--") or not name:
+            raise OptionError(f"{arg!r} is not an option flag (--name=value or --name value)")
+        option = BY_FLAG.get(_flag_key(name))
+        if option is None:
+            raise OptionError(f"no such option: --{name} (zerochess uci --help lists them)")
+        if option.kind == "button":
+            raise OptionError(f"--{name}: {option.name} is a button (an action), not a setting")
+        if not eq:
+            following = argv[i] if i < len(argv) else None
+            if option.kind == "check" and (following is None
+                                          or following.lower() not in ("true", "false")):
+                value = "true"
+            elif following is None or (following.startswith("--") and option.kind != "check"):
+                raise OptionError(f"--{name} needs a value (--{name}=VALUE)")
+            else:
+                value, i = following, i + 1
+        settings.append((option, value))
+    return settings
 
 
 def search_params(values: OptionValues) -> SearchParams:

@@ -176,10 +176,15 @@ class Player:
         """Start playing ``board`` and return at once.
 
         ``on_done(best, ponder)`` (UCI strings or None) is called exactly once, or else
-        ``on_error``: here for a position without moves or a book move, otherwise on the
+        ``on_error``: here for a position without moves, ``searchmoves`` without a legal
+        move (best None: ``bestmove (none)``) or a book move, otherwise on the
         search's worker thread, with ``stopper`` polled after each batch and its clock
         running from ``started`` (perf_counter; the moment ``go`` arrived)."""
         legal = board.legal_moves()
+        if params.searchmoves == ():
+            # searchmoves named no legal move: nothing to search, as Stockfish answers
+            on_done(None, None)
+            return
         if not legal:
             # Checkmated or stalemated: say so, then `bestmove (none)`.
             mate = board.is_check()
@@ -190,7 +195,8 @@ class Player:
                                    mate=0 if mate else None, mate_plies=0 if mate else None, pv=[])]))
             on_done(None, None)
             return
-        if self.book is not None and not (params.ponder or params.infinite):
+        if self.book is not None and not (params.ponder or params.infinite
+                                          or options["UCI_AnalyseMode"]):
             move = self.book.probe(board.fen(), self.rng, chess960=board.chess960)
             if move is not None and move in legal:
                 log.info("book move %s", move)
@@ -205,7 +211,7 @@ class Player:
         def finished(result: SearchResult) -> None:
             try:
                 best, ponder = self._choose(result, params, temperature)
-                if level is not None and not params.searchmoves:
+                if level is not None and params.searchmoves is None:
                     best, ponder = level.choose(result, board, self.move_rng)
             except Exception as exc:
                 on_error(exc)
@@ -214,7 +220,7 @@ class Player:
 
         search.set_position(board)
         limits = SearchLimits(nodes=level.nodes if level else None, should_stop=stopper.should_stop,
-                              root_moves=params.searchmoves, started=started)
+                              root_moves=params.searchmoves or (), started=started)
         search.start(limits, on_info=on_info, on_done=finished, on_error=on_error)
 
     def ponderhit(self, stopper: Stopper, started: float) -> None:
@@ -236,7 +242,7 @@ class Player:
             allowed = {m: v for m, v in result.root_visits.items() if m in params.searchmoves}
             best = max(allowed, key=allowed.get) if allowed else params.searchmoves[0]
             ponder = None
-        if temperature > 0 and not params.searchmoves:
+        if temperature > 0 and params.searchmoves is None:
             moves = list(result.root_visits)
             drawn = sample_by_visits([result.root_visits[m] for m in moves], temperature,
                                      self.move_rng)
