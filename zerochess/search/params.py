@@ -101,15 +101,19 @@ class SearchParams:
     """Playout cap randomisation: chance that a move gets a full search; 1.0 disables."""
 
     def __post_init__(self) -> None:
-        for name in ("cpuct_init", "cpuct_factor", "fpu_reduction", "virtual_loss",
+        for name in ("cpuct_init", "cpuct_factor", "virtual_loss",
                      "dirichlet_alpha", "moves_left_max_effect", "moves_left_slope"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value >= 0):
                 raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
         if not 0.0 <= self.moves_left_threshold < 1.0:
             raise ValueError(f"moves_left_threshold must be in [0, 1), got {self.moves_left_threshold!r}")
+        # FPU may be negative (an unvisited move looks better than its parent: optimistic
+        # first-play urgency, which the UCI option's range -10 .. 10 offers to a tuner).
+        if self.fpu_reduction_root is not None and not math.isfinite(self.fpu_reduction_root):
+            raise ValueError(f"fpu_reduction_root must be a finite number, got {self.fpu_reduction_root!r}")
         for name in ("moves_left_constant_factor", "moves_left_scaled_factor",
-                     "moves_left_quadratic_factor"):
+                     "moves_left_quadratic_factor", "fpu_reduction"):
             if not math.isfinite(getattr(self, name)):
                 raise ValueError(f"{name} must be a finite number, got {getattr(self, name)!r}")
         if not self.cpuct_base > 0:
