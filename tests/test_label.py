@@ -19,6 +19,7 @@ import pytest
 
 from zerochess.chess.board import Board
 from zerochess.chess.encoding import encode_board, legal_move_indices
+from zerochess.train.data.dataset import load_split
 from zerochess.train.data.format import load_shard
 from zerochess.train.data.label import LabelConfig, label, read_positions_file
 from zerochess.train.data.teacher import Line, TeacherConfig, policy_target
@@ -45,6 +46,17 @@ def checksums(out: Path) -> dict:
     meta = json.loads((out / "metadata.json").read_text())
     return {name: {a: v["sha256"] for a, v in json.loads((out / name / "shard.json").read_text())
                    ["arrays"].items()} for name in sorted(meta["shards"])}
+
+
+@needs_stockfish
+def test_two_games_already_make_a_validation_split(tmp_path):
+    """Whatever --val-every and the chunk size, game 1 is a validation game (then 1 + n,
+    1 + 2n, ...): the smallest labelled set trains with `train supervise`."""
+    meta = label(small_config(games=2, games_per_chunk=20, val_every=20, max_plies=6),
+                 tmp_path / "d")
+    assert meta["samples"]["train"] > 0 and meta["samples"]["val"] > 0
+    val = load_split(tmp_path / "d", "val")
+    assert {int(g) for sh in val.shards for g in np.asarray(sh["game"])} == {1}
 
 
 @needs_stockfish

@@ -2,7 +2,9 @@
 
 Small fixed runs must write the shards recorded here, byte for byte: the digests were made by
 the asyncio driver (python-chess's command API, commit 97206bf) before the pipe driver
-replaced it. Stockfish at a fixed depth or node count, on one thread, after ``ucinewgame``
+replaced it, and re-recorded once when validation games became game 1, 1 + n, 1 + 2n, ...
+instead of n - 1, 2n - 1, ... (dataset.is_val_game): under the old rule the runs still gave
+the old digests, and under the new one the same rows with the same labels, split otherwise. Stockfish at a fixed depth or node count, on one thread, after ``ucinewgame``
 per game, is deterministic, so the digests are exact; they hold for Debian's Stockfish 15.1
 (another build searches differently), and the tests skip for any other teacher.
 
@@ -39,9 +41,9 @@ PGN = """[Event "a"]
 
 #: run -> (digest of every array's sha256, teacher failures, positions skipped)
 GOLDEN = {
-    "games": ("38479c6b4b51eb2087fee146bf735dd3a801036accb678143fccabc59deefe23", 0, 0),
+    "games": ("b0be39b42e3fb21171bd03e162a104ced747ada8ec0ca4a5896c913699802401", 0, 0),
     "pgn": ("fd5a91b40eeccfc2b13e5277bebff409782bdb73920fbf2b96cee213bf47d167", 0, 0),
-    "nodes": ("760386f2e8d4b6e13b7cc612685b307126a92ca621ea507324d1c351381a2f21", 11, 4),
+    "nodes": ("05cddec54eba549e1fba531fa18f61123b6a94c8d89a77295b288ee6df2bbbdb", 11, 4),
 }
 
 

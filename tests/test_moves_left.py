@@ -104,9 +104,8 @@ def test_random_play_batches_carry_game_length_targets(data):
     truncated ones (max_plies) give none, and both kinds occur."""
     from zerochess.train.data.dataset import load_split
 
-    shards = load_split(data, "train")
     seen = set()
-    for sh in shards.shards:
+    for sh in load_split(data, "train").shards + load_split(data, "val").shards:
         ends = dict(zip(np.asarray(sh["game_index"]).tolist(), np.asarray(sh["game_end"]).tolist()))
         plies = dict(zip(np.asarray(sh["game_index"]).tolist(), np.asarray(sh["game_plies"]).tolist()))
         got = plies_left(sh, np.arange(len(sh)))

@@ -136,3 +136,21 @@ def test_selfplay_flags_override_its_config_file(tmp_path, monkeypatch):
     res = CliRunner().invoke(main, ["train", "selfplay", "--out", str(tmp_path / "r"),
                                     "--address", "auto"])
     assert "--address is for the ray backend" in res.output
+
+
+def test_the_quick_start_commands_work_at_a_small_size(tmp_path, monkeypatch):
+    """The training guide's quick start, `zerochess train generate --games 200 --out data`
+    then `zerochess train supervise --data data --out run --steps 60`, with 20 games and
+    5 steps: one shard unit holds every game, and its validation games (1 and 11) give
+    the validation split the trainer needs."""
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(main, ["train", "generate", "--games", "20", "--out", "data"])
+    assert res.exit_code == 0, res.output
+    meta = json.loads((tmp_path / "data" / "metadata.json").read_text())
+    assert meta["samples"]["val"] > 0 and sorted(meta["shards"]) == ["train-00000", "val-00000"]
+    res = CliRunner().invoke(main, ["train", "supervise", "--data", "data", "--out", "run",
+                                    "--steps", "5"])
+    assert res.exit_code == 0, res.output
+    summary = json.loads(res.stdout.strip().splitlines()[-1])
+    assert summary["finished"] and summary["step"] == 5 and summary["val"]["loss"] > 0
+    assert (tmp_path / "run" / "best.pt").is_file()

@@ -77,21 +77,37 @@ def test_outcome_is_from_the_side_to_move(dataset):
     assert np.array_equal(sh["outcome"][rnd], expected[rnd])
 
 
+SHARDS = ["train-00000", "val-00000", "train-00001", "val-00001", "train-00002", "val-00002"]
+
+
 def test_split_is_by_game_and_metadata_counts(dataset):
+    """Each unit of 4 games writes a train and a val shard; with val_fraction 0.25 games 1, 5
+    and 9 are the validation games (dataset.is_val_game)."""
     meta = json.loads((dataset / "metadata.json").read_text())
     assert meta["status"] == "complete"
     splits = {n: s["split"] for n, s in meta["shards"].items()}
-    assert sorted(splits.values()).count("val") == 1 and len(splits) == 3
+    assert sorted(splits) == sorted(SHARDS) and all(n.startswith(s) for n, s in splits.items())
     games = {sp: set() for sp in ("train", "val")}
     for name, sp in splits.items():
-        games[sp] |= set(np.asarray(load_shard(dataset / name)["game"]).tolist())
-    assert games["train"] and games["val"] and not games["train"] & games["val"]
+        games[sp] |= set(np.asarray(load_shard(dataset / name)["game_index"]).tolist())
+    assert games["val"] == {1, 5, 9} and games["train"] == set(range(12)) - {1, 5, 9}
     assert len(load_split(dataset, "train")) == meta["samples"]["train"]
+
+
+@pytest.mark.parametrize("games", range(2, 13))
+def test_any_run_of_two_games_or_more_has_a_validation_split(tmp_path, games):
+    """At the default 250 games per shard, one unit holds the whole run: validation games
+    come from inside it (game 1, then every tenth), and `train supervise` finds both splits."""
+    meta = generate(GenerateConfig(games=games, seed=games, play=PLAY), tmp_path / "d")
+    assert meta["samples"]["val"] > 0 and meta["samples"]["train"] > 0
+    assert len(load_split(tmp_path / "d", "val")) == meta["samples"]["val"]
+    val = set(np.asarray(load_shard(tmp_path / "d" / "val-00000")["game_index"]).tolist())
+    assert val == ({1, 11} if games > 11 else {1})
 
 
 def test_same_output_for_any_number_of_workers(dataset, tmp_path):
     generate(CFG, tmp_path / "d2", workers=2)
-    for name in ("train-00000", "train-00001", "val-00002"):
+    for name in SHARDS:
         a, b = shard_arrays(dataset / name), shard_arrays(tmp_path / "d2" / name)
         for k in ALL_ARRAYS:
             assert np.array_equal(a[k], b[k]), (name, k)
@@ -108,13 +124,14 @@ def test_killed_run_continues_and_cleans_up(dataset, tmp_path):
     assert json.loads((out / "metadata.json").read_text())["status"] == "in-progress"
     with pytest.raises(ShardError, match="incomplete"):
         load_split(out, "train")
-    made = [p.name for p in out.iterdir() if p.is_dir()]
-    assert made == ["train-00000"]
+    made = sorted(p.name for p in out.iterdir() if p.is_dir())
+    assert made == ["train-00000", "val-00000"]
+    shutil.rmtree(out / "val-00000")  # killed between a unit's two shards
     (out / "val-00002.tmp-999").mkdir()  # a writer killed mid-shard
     (out / "val-00002.tmp-999" / "tokens.npy").write_bytes(b"partial")
     meta = generate(CFG, out, workers=1)
     assert meta["status"] == "complete" and not list(out.glob("*.tmp-*"))
-    for name in ("train-00000", "train-00001", "val-00002"):
+    for name in SHARDS:
         a, b = shard_arrays(dataset / name), shard_arrays(out / name)
         assert all(np.array_equal(a[k], b[k]) for k in ALL_ARRAYS)
 

@@ -37,8 +37,10 @@ def train():
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
               help="Worker processes (the output does not depend on it).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Master seed.")
-@click.option("--games-per-shard", type=click.IntRange(min=1), default=250, show_default=True)
-@click.option("--val-fraction", type=click.FloatRange(0, 1, max_open=True), default=0.1, show_default=True)
+@click.option("--games-per-shard", type=click.IntRange(min=1), default=250, show_default=True,
+              help="Games per unit of work (its train shard and its val shard).")
+@click.option("--val-fraction", type=click.FloatRange(0, 1, max_open=True), default=0.1, show_default=True,
+              help="Share of games held out for validation: game 1, then one in every 1/F.")
 @click.option("--max-plies", type=click.IntRange(min=1), default=200, show_default=True,
               help="Stop a game after this many positions (scored as a draw).")
 @click.option("--min-plies", type=click.IntRange(min=1), default=10, show_default=True,

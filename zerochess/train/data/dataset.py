@@ -6,7 +6,8 @@ Layout of a data set directory::
                              "complete"), the producer's settings (compared on a restart),
                              "shards": {name: {"split", "samples", "games", ...}}, and
                              whatever statistics the producer adds
-    DIR/<name>/              shards (format.py); the split is by shard, hence by game
+    DIR/<name>/              shards (format.py); a shard is wholly train or wholly val, and
+                             the split is by game (``is_val_game``)
 
 A producer (``train generate``, ``train label``, ``train convert``) calls
 ``open_dataset(out, settings)`` first (it creates the metadata, or checks that a restarted run
@@ -24,8 +25,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 from datetime import datetime, timezone
+from fractions import Fraction
 from pathlib import Path
 
 from zerochess.train.data.batches import PositionSet
@@ -40,6 +43,21 @@ METADATA = "metadata.json"
 
 def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def is_val_game(game: int, share: float | Fraction) -> bool:
+    """Whether game number ``game`` (0-based, run-wide) of a producer is a validation game,
+    for a validation ``share`` of the games: ceil(game * share) > ceil((game - 1) * share).
+
+    That is game 1, then one game in every 1/share (games 1, 11, 21, ... for 0.1; 1, 21,
+    41, ... for 1/20), so a run of two or more games always holds one, whatever its size,
+    and the rule needs neither the number of games nor the shards: a run that is resumed or
+    grown decides every game as before. ``share`` is taken as the nearest fraction with a
+    denominator up to a million (0.1 is 1/10 exactly, not its binary float)."""
+    if game < 1 or share <= 0:
+        return False
+    share = Fraction(share).limit_denominator(1_000_000)
+    return math.ceil(game * share) > math.ceil((game - 1) * share)
 
 
 def read_metadata(data_dir: str | os.PathLike) -> dict | None:

@@ -1,17 +1,19 @@
 """`zerochess train generate`: a phase-1 data set of random-play shards.
 
 A data set directory (``dataset.py``) whose shards (``format.py``, source kind
-"random-play") are named by split and number; shard i holds the games
-[i * games_per_shard, (i + 1) * games_per_shard)::
+"random-play") are named by split and unit; unit i holds the games
+[i * games_per_shard, (i + 1) * games_per_shard), its training games in ``train-i`` and its
+validation games in ``val-i``::
 
     DIR/metadata.json        settings, status, per-shard counts, data-quality statistics
-    DIR/train-00000/ ...
-    DIR/val-00009/   ...
+    DIR/train-00000/ DIR/val-00000/ DIR/train-00001/ ...
 
-The split is by game: a shard is wholly train or wholly validation, so no position of a
-validation game is seen in training. Each shard is one unit of work and depends only on
-(seed, shard index, settings), so the output is the same for any number of workers, and a
-run that was killed restarts by generating only the shards that do not exist yet.
+The split is by game (``dataset.is_val_game``: game 1, then one game in every
+1/val_fraction), so no position of a validation game is seen in training, and a data set of
+two or more games has a validation split whatever ``games_per_shard`` is. Each unit is one
+piece of work and depends only on (seed, unit index, settings), so the output is the same for
+any number of workers, and a run that was killed restarts by making only the shards that do
+not exist yet.
 """
 
 from __future__ import annotations
@@ -26,10 +28,13 @@ import numpy as np
 
 from zerochess.chess.layout import SEQ_LEN
 from zerochess.train.common.pool import map_jobs
-from zerochess.train.data.dataset import finish_dataset, open_dataset, open_shard, shard_entry
+from zerochess.train.data.dataset import (finish_dataset, is_val_game, open_dataset, open_shard,
+                                          shard_entry)
 from zerochess.train.data.format import row_normalized, write_shard
 from zerochess.train.data.legacy import one_hot_wdl
 from zerochess.train.data.randomplay import END_REASONS, KIND_MATE, PlayConfig, play_game
+
+SPLITS = ("train", "val")
 
 
 @dataclass(frozen=True)
@@ -41,9 +46,10 @@ class GenerateConfig:
     seed: int = 0
     """Master seed; game g is played from (seed, g) alone."""
     games_per_shard: int = 250
-    """Games per shard: the unit of work, of atomic writing and of the train/val split."""
+    """Games per unit of work: a train shard and a val shard, each written atomically."""
     val_fraction: float = 0.1
-    """Share of shards (hence games) held out for validation, spread evenly over the run."""
+    """Share of games held out for validation, spread evenly over the run (game 1, then one
+    in every 1/val_fraction: ``dataset.is_val_game``), so two games already have one."""
     play: PlayConfig = PlayConfig()
     """How each game is played (randomplay.PlayConfig)."""
 
@@ -55,32 +61,36 @@ class GenerateConfig:
 
     @property
     def n_shards(self) -> int:
+        """Units of work (each writes a train and a val shard)."""
         return -(-self.games // self.games_per_shard)
 
-    def split_of(self, shard: int) -> str:
-        """'val' for an evenly spread val_fraction of the shards (at least one when there are
-        two or more), 'train' for the rest."""
-        n, f = self.n_shards, self.val_fraction
-        if f > 0 and n >= 2 and int(n * f) == 0 and shard == n - 1:
-            return "val"
-        return "val" if int((shard + 1) * f) > int(shard * f) else "train"
+    def games_of(self, shard: int, split: str) -> list[int]:
+        """The games of unit ``shard`` that go to ``split`` ('train' or 'val')."""
+        first = shard * self.games_per_shard
+        val = split == "val"
+        return [g for g in range(first, min(first + self.games_per_shard, self.games))
+                if is_val_game(g, self.val_fraction) == val]
 
-    def shard_name(self, shard: int) -> str:
-        return f"{self.split_of(shard)}-{shard:05d}"
+    @staticmethod
+    def shard_name(shard: int, split: str) -> str:
+        return f"{split}-{shard:05d}"
+
+    def shard_names(self) -> list[str]:
+        return [self.shard_name(s, split) for s in range(self.n_shards) for split in SPLITS]
 
     def settings(self) -> dict:
+        # "split" marks the split by game: a directory begun by the older split by shard
+        # (no such key) is refused on a restart instead of mixed with this one.
         return {"games": self.games, "seed": self.seed, "games_per_shard": self.games_per_shard,
-                "val_fraction": self.val_fraction, "play": self.play.to_dict()}
+                "val_fraction": self.val_fraction, "split": "game", "play": self.play.to_dict()}
 
 
-def build_shard_arrays(cfg: GenerateConfig, shard: int) -> dict[str, np.ndarray]:
-    """Play the shard's games and stack them into the arrays of format.py: the legal CSR,
-    the sampler's distribution as the policy target (its moves of non-zero probability:
-    all legal moves, or a mate-in-1 sample's mating move), the game result as a one-hot WDL,
-    and random play's own arrays (move, outcome, kind, p_max, p_top5)."""
-    first = shard * cfg.games_per_shard
-    last = min(first + cfg.games_per_shard, cfg.games)
-    games = [(g, play_game(cfg.seed, g, cfg.play)) for g in range(first, last)]
+def build_shard_arrays(cfg: GenerateConfig, shard: int, split: str) -> dict[str, np.ndarray]:
+    """Play unit ``shard``'s games of ``split`` and stack them into the arrays of format.py:
+    the legal CSR, the sampler's distribution as the policy target (its moves of non-zero
+    probability: all legal moves, or a mate-in-1 sample's mating move), the game result as
+    a one-hot WDL, and random play's own arrays (move, outcome, kind, p_max, p_top5)."""
+    games = [(g, play_game(cfg.seed, g, cfg.play)) for g in cfg.games_of(shard, split)]
     games = [(g, x) for g, x in games if x is not None]
     legal = [a for _, x in games for a in x.legal]
     lengths = np.fromiter((len(a) for a in legal), dtype=np.int64, count=len(legal))
@@ -123,15 +133,21 @@ def build_shard_arrays(cfg: GenerateConfig, shard: int) -> dict[str, np.ndarray]
 
 
 def _make_shard(job: tuple[GenerateConfig, int, str]) -> tuple[int, int, float]:
-    """Worker: build and atomically write one shard; returns (shard, games, seconds)."""
+    """Worker: build and atomically write unit ``shard``'s shards that do not exist yet (a
+    run killed between the two writes plays only the missing split's games); returns
+    (shard, games, seconds)."""
     cfg, shard, out = job
     t = time.perf_counter()
-    arrays = build_shard_arrays(cfg, shard)
-    write_shard(Path(out) / cfg.shard_name(shard), arrays,
-                source={"kind": "random-play", **cfg.settings()}, split=cfg.split_of(shard),
-                info={"shard": shard, "dataset_seed": cfg.seed})
-    first = shard * cfg.games_per_shard
-    return shard, min(cfg.games_per_shard, cfg.games - first), time.perf_counter() - t
+    games = 0
+    for split in SPLITS:
+        games += len(cfg.games_of(shard, split))
+        path = Path(out) / cfg.shard_name(shard, split)
+        if path.is_dir():
+            continue
+        write_shard(path, build_shard_arrays(cfg, shard, split),
+                    source={"kind": "random-play", **cfg.settings()}, split=split,
+                    info={"shard": shard, "dataset_seed": cfg.seed})
+    return shard, games, time.perf_counter() - t
 
 
 def generate(cfg: GenerateConfig, out: str | os.PathLike, workers: int = 1,
@@ -145,7 +161,8 @@ def generate(cfg: GenerateConfig, out: str | os.PathLike, workers: int = 1,
     out = Path(out)
     meta = open_dataset(out, cfg.settings())
 
-    todo = [s for s in range(cfg.n_shards) if not (out / cfg.shard_name(s)).is_dir()]
+    todo = [s for s in range(cfg.n_shards)
+            if not all((out / cfg.shard_name(s, split)).is_dir() for split in SPLITS)]
     pending = set(todo)
     done_games = sum(min(cfg.games_per_shard, cfg.games - s * cfg.games_per_shard)
                      for s in range(cfg.n_shards) if s not in pending)
@@ -161,7 +178,8 @@ def generate(cfg: GenerateConfig, out: str | os.PathLike, workers: int = 1,
     wall = time.perf_counter() - t0
     meta.update(summarize(out, cfg))
     if todo:  # timing of this run (a resumed run times only the shards it made)
-        made = sum(meta["shards"][cfg.shard_name(s)]["samples"] for s in todo)
+        made = sum(meta["shards"][cfg.shard_name(s, split)]["samples"]
+                   for s in todo for split in SPLITS)
         meta["timing"] = {"workers": workers, "wall_seconds": round(wall, 2),
                           "samples_made": made,
                           "samples_per_second_per_core": round(made / busy, 1) if busy else None}
@@ -180,9 +198,9 @@ def summarize(out: Path, cfg: GenerateConfig) -> dict:
     """Per-shard counts and the data-quality figures of the seed's risk 2 table."""
     shards, ends, lengths, results, kinds, pmax, p5, ent = {}, {}, [], [], [], [], [], []
     totals = {"train": 0, "val": 0}
-    for s in range(cfg.n_shards):
-        sh = open_shard(out / cfg.shard_name(s), verify=False)
-        shards[cfg.shard_name(s)] = shard_entry(sh)
+    for name in cfg.shard_names():
+        sh = open_shard(out / name, verify=False)
+        shards[name] = shard_entry(sh)
         totals[sh.split] += len(sh)
         lengths.append(np.asarray(sh["game_plies"]))
         results.append(np.asarray(sh["game_result"]))

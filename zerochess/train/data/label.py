@@ -17,9 +17,12 @@ policy target over its multipv moves. Written as version-3 shards (``format.py``
 legal-move CSR, so `train supervise` trains on it like any other data set.
 
 Work is split into chunks of ``games_per_chunk`` games; chunk c covers games
-[c * G, (c + 1) * G) and is written as two shards, ``cNNNNN-train`` and ``cNNNNN-val`` (every
-``val_every``-th game is a validation game: the split is by game). A chunk's content is a
-function of (seed, chunk) alone: the game's random choices come from
+[c * G, (c + 1) * G) and is written as two shards, ``cNNNNN-train`` and ``cNNNNN-val`` (the
+split is by game: game 1, then every ``val_every``-th game after it, 21, 41, ..., is a
+validation game, ``dataset.is_val_game``, so two games already make a validation split; a
+data set begun before this rule, every n-th game from game n - 1, grows by it: each game's
+split is decided once, when its chunk is made). A chunk's content is a function of (seed,
+chunk) alone: the game's random choices come from
 ``default_rng([seed, game])`` and the teacher forgets everything between games
 (``ucinewgame``; one thread), so a killed run that is started again produces the same data
 set as an uninterrupted one. When every chunk exists, positions are deduplicated by Zobrist
@@ -35,6 +38,7 @@ import os
 import shutil
 import time
 from dataclasses import asdict, dataclass, field
+from fractions import Fraction
 from pathlib import Path
 from typing import Callable
 
@@ -48,7 +52,7 @@ from zerochess.chess.encoding import encode_board, legal_move_indices, move_to_i
 from zerochess.chess.layout import SEQ_LEN
 from zerochess.train.common.pool import map_jobs
 from zerochess.train.data.batches import csr_rows
-from zerochess.train.data.dataset import (finish_dataset, open_dataset, shard_entry,
+from zerochess.train.data.dataset import (finish_dataset, is_val_game, open_dataset, shard_entry,
                                           write_metadata)
 from zerochess.train.data.format import load_shard, write_shard
 from zerochess.train.data.teacher import (Teacher, TeacherConfig, TeacherFailure, line_wdl,
@@ -69,7 +73,7 @@ class LabelConfig:
     move_temperatures: tuple = (0.0, 0.01, 0.03)  # per game, one of these (0 = best move)
     max_plies: int = 250             # a game longer than this is cut (result: draw)
     policy_temperature: float = 0.04  # of the policy target (teacher.policy_target)
-    val_every: int = 20              # every n-th game is a validation game
+    val_every: int = 20              # games 1, 1 + n, 1 + 2n, ... are validation games
     seed: int = 0
 
     def settings(self) -> dict:
@@ -343,7 +347,7 @@ def _make_chunk(job: tuple) -> ChunkStats:
     recs = {"train": _Recorder(), "val": _Recorder()}
     first = chunk * cfg.games_per_chunk
     for game in range(first, min(first + cfg.games_per_chunk, n_games)):
-        split = "val" if game % cfg.val_every == cfg.val_every - 1 else "train"
+        split = "val" if is_val_game(game, Fraction(1, cfg.val_every)) else "train"
         start = positions[game] if positions is not None else None
         _play_game(teacher, cfg, game, start, openings, recs[split], stats)
     source = {**cfg.settings(), "kind": "teacher", "engine": teacher.name}

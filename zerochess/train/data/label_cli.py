@@ -39,7 +39,7 @@ import click
               help="Temperature of the policy target on the expected-score scale (0 = best move only).")
 @click.option("--games-per-chunk", type=click.IntRange(min=1), default=20, show_default=True)
 @click.option("--val-every", type=click.IntRange(min=2), default=20, show_default=True,
-              help="Every n-th game goes to the validation split.")
+              help="Every n-th game goes to the validation split (games 1, 1 + n, 1 + 2n, ...).")
 @click.option("--max-plies", type=click.IntRange(min=1), default=250, show_default=True)
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
               help="Worker processes, one teacher each (the output does not depend on it).")
