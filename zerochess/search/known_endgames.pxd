@@ -15,7 +15,8 @@
 # network gives a merely better position, so taking the last piece still looks good), and
 # its negation from the bare king's side. The network still gives the priors; mates,
 # stalemates and captures into insufficient material stay exact (mcts.pyx finds them at
-# expansion). No tablebase is read.
+# expansion). No tablebase is needed (SyzygyPath's tables, if set, decide the positions
+# after a capture: search/syzygy.py).
 #
 # Header-only (`cdef inline`): compiled into mcts.c, no extension of its own.
 

@@ -45,29 +45,32 @@ for the move (``_find_immediate_results``). A known win against a bare king (KRv
 ...) is valued by how far the weak king is driven, not by the network
 (known_endgames.pxd), so the search makes progress where the network sees all moves
 as equally won; below a root that is itself such a win every node is one too, and the
-network is not called at all (uniform priors), so the search sees many times deeper. Selection values a proven child at its exact
-result, visited or not and without virtual loss (its leaf needs no evaluation), so a mate
-or a saving draw found at expansion is visited at once.
+network is not called at all (uniform priors), so the search sees many times deeper. With
+endgame tablebases (search/syzygy.py) a leaf they hold after a capture or pawn move is
+probed between the nogil gathering and the evaluator (``gather``) and proven from their
+WDL, with TB_PLIES marking the proof as theirs (no mate distance). Selection values a
+proven child at its exact result, visited or not and without virtual loss (its leaf needs
+no evaluation), so a mate or a saving draw found at expansion is visited at once.
 """
 
 import numpy as np
 
 cimport numpy as cnp
 from libc.math cimport log, sqrt, fabs, INFINITY
-from libc.stdint cimport uint8_t, uint16_t, int16_t, uint64_t, int32_t, int64_t
+from libc.stdint cimport uint8_t, uint16_t, int16_t, uint32_t, uint64_t, int32_t, int64_t
 from libc.stdlib cimport malloc, realloc, free
 from zerochess.chess.board cimport (
     Position, Move, Undo, GameStatus, ONGOING, CHECKMATE, MAX_MOVES, generate_legal,
-    NO_PIECE, PAWN, make_move, unmake_move, in_check, move_from, move_to, move_promotion,
-    insufficient_material, repetition_key,
-    repetition_count, position_status, Board)
+    NO_PIECE, PAWN, KNIGHT, BISHOP, ROOK, QUEEN, KING, WHITE, BLACK, NO_SQUARE, make_move,
+    unmake_move, in_check, move_from, move_to, move_promotion, insufficient_material,
+    repetition_key, repetition_count, position_status, zc_popcount, Board)
 from zerochess.chess.encoding cimport SEQ_LEN, encode_position, move_index
 from zerochess.search.tt cimport tt_probe, tt_store, nn_cache_key
 from zerochess.search.known_endgames cimport known_win_value, is_known_win, known_win_shown_q
 from zerochess.search.tree cimport (
     Tree, TreeData, Node, Edge, UNEXPANDED, PENDING, EXPANDED, TERMINAL,
-    PROVEN_NONE, PROVEN_WIN, PROVEN_DRAW, PROVEN_LOSS,
-    tree_new_node, tree_new_edges, tree_reserve_hist, proven_value)
+    PROVEN_NONE, PROVEN_WIN, PROVEN_DRAW, PROVEN_LOSS, TB_PLIES,
+    tree_new_node, tree_new_edges, tree_reserve_hist, proven_value, proven_m)
 
 cnp.import_array()
 
@@ -85,6 +88,8 @@ cdef class Batch:
 
     def __cinit__(self):
         self.data.leaves = NULL
+        self.data.tb_pos = NULL
+        self.data.n_tb = 0
         self.data.n_leaves = 0
         self.data.n_rows = 0
         self.data.n_legal = 0
@@ -95,6 +100,7 @@ cdef class Batch:
 
     def __dealloc__(self):
         free(self.data.leaves)
+        free(self.data.tb_pos)
 
     @property
     def leaves(self):
@@ -114,6 +120,7 @@ cdef class Batch:
 
     cdef void reserve(self, int32_t leaves) except *:
         cdef Leaf* grown
+        cdef Position* grown_pos
         if leaves <= self.cap:
             return
         self.tokens_array = np.zeros((leaves, SEQ_LEN), dtype=np.uint8)
@@ -123,6 +130,10 @@ cdef class Batch:
         if grown == NULL:
             raise MemoryError("cannot allocate the batch")
         self.data.leaves = grown
+        grown_pos = <Position*>realloc(self.data.tb_pos, leaves * sizeof(Position))
+        if grown_pos == NULL:
+            raise MemoryError("cannot allocate the batch")
+        self.data.tb_pos = grown_pos
         self.data.tokens = <uint8_t*>cnp.PyArray_DATA(self.tokens_array)
         self.data.legal = <int32_t*>cnp.PyArray_DATA(self.legal_array)
         self.data.offsets = <int32_t*>cnp.PyArray_DATA(self.offsets_array)
@@ -203,7 +214,7 @@ cdef int32_t _select(TreeData* t, int32_t idx, bint at_root) noexcept nogil:
         score = q + cpuct * prior / (1.0 + started)
         if use_m and e[i].child >= 0:
             if c.proven != PROVEN_NONE:               # its exact distance
-                score += _m_utility(t, c.plies - 1.0, parent_m, q)
+                score += _m_utility(t, proven_m(c), parent_m, q)
             elif c.visits > 0:
                 score += _m_utility(t, c.m, parent_m, q)
         if score > best_score:
@@ -224,6 +235,7 @@ cdef inline void _add_leaf(BatchData* b, TreeData* t, int32_t idx, int32_t depth
     leaf.key = key
     leaf.known = row < 0
     leaf.m = m
+    leaf.tb = -1
     b.n_leaves += 1
 
 
@@ -281,6 +293,100 @@ cdef void _find_immediate_results(TreeData* t, int32_t idx, Position* pos) noexc
             done = True
 
 
+# ------------------------------------------------------------------------- tablebases
+
+cdef inline uint32_t _material_code(const Position* p) noexcept nogil:
+    """The material as search/syzygy.material_code writes it: 3 bits per count of White's
+    pawns, knights, bishops, rooks, queens, then Black's (kings implied)."""
+    cdef uint32_t code = 0
+    cdef int c, k
+    for c in range(2):
+        for k in range(5):                            # PAWN .. QUEEN
+            code |= (<uint32_t>zc_popcount(p.pieces[c][k]) & 7) << (3 * (5 * c + k))
+    return code
+
+
+cdef inline bint _tb_candidate(const TreeData* t, const Position* p) noexcept nogil:
+    """A position the tablebases decide exactly: few men, no castling right, the fifty-move
+    counter just reset (so the fifty-move rule counts as the tables count it), and a
+    material they hold (binary search over the tree's sorted codes)."""
+    cdef uint32_t code
+    cdef int32_t lo = 0, hi = t.n_tb_material - 1, mid
+    if p.halfmove != 0 or p.castling != 0 or zc_popcount(p.occupied) > t.tb_pieces:
+        return False
+    code = _material_code(p)
+    while lo <= hi:
+        mid = (lo + hi) >> 1
+        if t.tb_material[mid] == code:
+            return True
+        if t.tb_material[mid] < code:
+            lo = mid + 1
+        else:
+            hi = mid - 1
+    return False
+
+
+cdef object _tb_bitboards(const Position* p):
+    """The position as search/syzygy.Tablebases.probe_leaf reads it."""
+    return (p.color_occ[WHITE], p.color_occ[BLACK],
+            p.pieces[WHITE][PAWN] | p.pieces[BLACK][PAWN],
+            p.pieces[WHITE][KNIGHT] | p.pieces[BLACK][KNIGHT],
+            p.pieces[WHITE][BISHOP] | p.pieces[BLACK][BISHOP],
+            p.pieces[WHITE][ROOK] | p.pieces[BLACK][ROOK],
+            p.pieces[WHITE][QUEEN] | p.pieces[BLACK][QUEEN],
+            p.pieces[WHITE][KING] | p.pieces[BLACK][KING],
+            p.turn == WHITE, p.ep if p.ep != NO_SQUARE else None)
+
+
+cdef dict _probe_tablebase_leaves(BatchData* b, dict trees):
+    """Probe the leaves ``_expand`` left for the tablebases (with the GIL: python-chess's
+    prober is Python). ``trees``: {address of a TreeData: its Tree}. A hit makes the leaf's
+    node a TERMINAL proven result (from the side that moved into it: the tables' win for
+    the side to move is its loss), plies TB_PLIES + 1, and plies left its parent's less one
+    (Lc0's choice: the tables give no distance), so the leaf backs up like a mate or a draw
+    found by the rules. A probe that fails (a table missing behind a capture, a file found
+    broken) takes the leaf out of the batch, its virtual loss undone and its node
+    UNEXPANDED again, and the tablebase drops that material; the returned {tree address:
+    leaves dropped} lets ``gather`` refill the batch."""
+    cdef int32_t i = 0, tb
+    cdef Leaf* leaf
+    cdef TreeData* t
+    cdef Node* n
+    cdef Node* parent
+    cdef Position* pos
+    dropped = {}
+    while i < b.n_leaves:
+        leaf = &b.leaves[i]
+        if leaf.tb < 0:
+            i += 1
+            continue
+        t = leaf.tree
+        tb = leaf.tb
+        pos = &b.tb_pos[tb]
+        n = &t.nodes[leaf.node]
+        wdl = (<Tree>trees[<size_t>t]).tablebase.probe_leaf(pos.key, _tb_bitboards(pos))
+        if wdl is None:
+            n.state = UNEXPANDED
+            _undo_path(t, leaf.node)
+            b.leaves[i] = b.leaves[b.n_leaves - 1]
+            b.n_leaves -= 1
+            dropped[<size_t>t] = dropped.get(<size_t>t, 0) + 1
+            continue
+        n.state = TERMINAL
+        n.proven = PROVEN_LOSS if wdl > 0 else (PROVEN_WIN if wdl < 0 else PROVEN_DRAW)
+        n.plies = TB_PLIES + 1
+        parent = &t.nodes[n.parent]
+        n.m = parent.m - 1.0 if parent.m > 1.0 else 0.0
+        leaf.v = -proven_value(n.proven)             # from the leaf's side to move
+        leaf.d = 1.0 if n.proven == PROVEN_DRAW else 0.0
+        leaf.m = n.m
+        leaf.tb = -1
+        t.tb_hits += 1
+        i += 1
+    b.n_tb = 0
+    return dropped
+
+
 cdef int _expand(TreeData* t, BatchData* b, int32_t idx, Position* pos, int32_t nh,
                  int32_t depth) noexcept nogil:
     cdef Move moves[MAX_MOVES]
@@ -311,6 +417,13 @@ cdef int _expand(TreeData* t, BatchData* b, int32_t idx, Position* pos, int32_t 
             _add_leaf(b, t, idx, depth, -1, -1.0, 0.0, 0, 0.0)
         else:
             _add_leaf(b, t, idx, depth, -1, 0.0, 1.0, 0, 0.0)
+        return SIM_KNOWN
+    if t.tb_pieces > 0 and depth > 0 and _tb_candidate(t, pos):
+        b.tb_pos[b.n_tb] = pos[0]       # probed by gather() once the GIL is back
+        n.state = PENDING
+        _add_leaf(b, t, idx, depth, -1, 0.0, 0.0, 0, -1.0)
+        b.leaves[b.n_leaves - 1].tb = b.n_tb
+        b.n_tb += 1
         return SIM_KNOWN
     first = tree_new_edges(t, n_moves)
     if first < 0:
@@ -376,7 +489,7 @@ cdef int _simulate(TreeData* t, BatchData* b) noexcept nogil:
         if depth > 0 and n.proven != PROVEN_NONE:     # terminal or solved: exact value
             v = -proven_value(n.proven)               # from the leaf's side to move
             _add_leaf(b, t, idx, depth, -1, <float>v, 1.0 if n.proven == PROVEN_DRAW else 0.0, 0,
-                      n.plies - 1.0)                  # its exact distance to the end
+                      proven_m(n))                    # its exact distance to the end
             return SIM_KNOWN
         if n.state == UNEXPANDED:
             return _expand(t, b, idx, &pos, nh, depth)
@@ -466,7 +579,8 @@ cdef bint _try_prove(TreeData* t, int32_t idx) noexcept nogil:
         n.plies = <int16_t>(loss_plies + 1 if loss_plies < 32766 else 32766)
     n.wl = proven_value(n.proven) * n.visits
     n.d = n.visits if n.proven == PROVEN_DRAW else 0.0
-    n.m = n.plies - 1.0                   # plies left from its own position, exactly
+    if n.plies < TB_PLIES:
+        n.m = n.plies - 1.0               # plies left from its own position, exactly
     return True
 
 
@@ -489,7 +603,7 @@ cdef void _backup(Leaf* leaf) noexcept nogil:
         if n.proven != PROVEN_NONE:    # solved: its exact value replaces the estimate
             v = proven_value(n.proven)
             d = 1.0 if n.proven == PROVEN_DRAW else 0.0
-            m = n.plies - 1.0
+            m = proven_m(n)
         n.in_flight -= 1
         n.visits += 1
         n.wl += v
@@ -617,6 +731,7 @@ def gather(list trees, Batch batch not None, int leaves_per_tree=0, int fill_to=
         b.n_rows = 0
         b.n_leaves = 0
         b.n_legal = 0
+        b.n_tb = 0
         b.offsets[0] = 0
         with nogil:
             for i in range(n):
@@ -627,6 +742,18 @@ def gather(list trees, Batch batch not None, int leaves_per_tree=0, int fill_to=
                 if b.n_rows >= fill_to:
                     break
                 _gather(ptrs[i], b, min(quota[i], fill_to - b.n_rows))
+        while b.n_tb > 0:                  # leaves for the tablebases (search/syzygy.py)
+            dropped = _probe_tablebase_leaves(b, {<size_t>ptrs[i]: trees[i] for i in range(n)})
+            if not dropped:
+                break
+            for i in range(n):             # a failed probe dropped its material: refill
+                quota[i] = dropped.get(<size_t>ptrs[i], 0)
+                if quota[i]:
+                    (<Tree>trees[i]).set_tablebase((<Tree>trees[i]).tablebase)
+            with nogil:
+                for i in range(n):
+                    if quota[i]:
+                        _gather(ptrs[i], b, quota[i])
         return b.n_leaves
     finally:
         free(ptrs)
@@ -689,6 +816,7 @@ def apply_batch(Batch batch not None, priors=None, wdl=None, moves_left=None):
         b.n_leaves = 0
         b.n_rows = 0
         b.n_legal = 0
+        b.n_tb = 0
     return leaves
 
 
@@ -701,6 +829,7 @@ def abandon_batch(Batch batch not None):
         b.n_leaves = 0
         b.n_rows = 0
         b.n_legal = 0
+        b.n_tb = 0
 
 
 def run_round(list trees, evaluator, Batch batch=None, int leaves_per_tree=0, int fill_to=0):

@@ -32,6 +32,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from zerochess.search.mcts import known_win, shown_q
+from zerochess.search.syzygy import TABLEBASE_PLIES, tablebase_cp
 
 __all__ = ["PVLine", "MoveStats", "NodeStats", "SearchInfo", "SearchResult", "SearchLimits",
            "SearchProgress", "q_to_cp", "lc0_cp", "reported_depth", "build_info", "build_result",
@@ -87,7 +88,10 @@ PROVEN_Q = {1: 1.0, 2: 0.0, 3: -1.0}
 
 
 def mate_in_moves(proven: int, plies: int) -> tuple[Optional[int], Optional[int]]:
-    """(mate in moves, mate in plies), signed for the root side, from a root child's proof."""
+    """(mate in moves, mate in plies), signed for the root side, from a root child's proof
+    (none for a result read from the tablebases: search/syzygy.py)."""
+    if plies >= TABLEBASE_PLIES:
+        return None, None
     if proven == 1:          # PROVEN_WIN for the root's side to move
         return (plies + 1) // 2, plies
     if proven == 3:          # PROVEN_LOSS
@@ -163,6 +167,7 @@ class SearchInfo:
     lines: list[PVLine]      # best first; len == multipv (fewer if fewer legal moves)
     moves: list[MoveStats] = field(default_factory=list)   # every root move, generation order
     root: Optional[NodeStats] = None
+    tbhits: int = 0          # positions the endgame tablebases answered in this search
 
     @property
     def nps(self) -> float:
@@ -245,7 +250,9 @@ def _line(tree, edges, i: int, known_win_root: bool) -> PVLine:
     d = float(edges["d"][i]) if visits else float(proven == 2)
     mate, mate_plies = mate_in_moves(proven, int(edges["plies"][i]))
     wdl = ((1.0 - q - d) / 2, d, (1.0 + q - d) / 2)
-    return PVLine(move=edges["moves"][i], visits=visits, q=q, wdl=wdl, cp=q_to_cp(q),
+    plies = int(edges["plies"][i])
+    cp = tablebase_cp(proven, plies) if proven and plies >= TABLEBASE_PLIES else q_to_cp(q)
+    return PVLine(move=edges["moves"][i], visits=visits, q=q, wdl=wdl, cp=cp,
                   mate=mate, mate_plies=mate_plies, pv=tree.pv(i))
 
 
@@ -316,7 +323,7 @@ def build_info(tree, tt, elapsed: float, multipv: int = 1) -> SearchInfo:
                       cache_hits=stats["cache_hits"],
                       hashfull=tt.hashfull() if tt is not None else 0,
                       depth=stats["depth"], seldepth=stats["seldepth"], time=elapsed,
-                      lines=lines, moves=moves, root=root)
+                      lines=lines, moves=moves, root=root, tbhits=stats["tb_hits"])
 
 
 def build_result(tree, tt, elapsed: float, multipv: int = 1, reused: bool = False) -> SearchResult:

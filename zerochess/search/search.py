@@ -37,6 +37,7 @@ from zerochess.search.parallel import TreeWorkers
 from zerochess.search.params import SearchParams
 from zerochess.search.results import (SearchInfo, SearchLimits, SearchProgress, SearchResult,
                                       build_info, build_result)
+from zerochess.search.syzygy import annotate
 from zerochess.search.tree import Tree
 from zerochess.search.tt import TranspositionTable
 
@@ -64,6 +65,7 @@ class Search:
         self._error: Optional[BaseException] = None
         self._reused = False
         self._board: Optional[Board] = None
+        self.tablebases = None              # search/syzygy.Tablebases (UCI SyzygyPath) or None
 
     # ------------------------------------------------------------------ set-up
     def configure(self, params: SearchParams) -> None:
@@ -84,6 +86,13 @@ class Search:
     @staticmethod
     def _workers_for(params: SearchParams) -> Optional[TreeWorkers]:
         return TreeWorkers(params.threads, params.minibatch) if params.threads > 1 else None
+
+    def set_tablebases(self, tablebases) -> None:
+        """Use Syzygy tables (a search/syzygy.Tablebases; None: none) at the root and at the
+        leaves from the next search on; again after its probe limit changed."""
+        self._check_idle()
+        self.tablebases = tablebases
+        self.tree.set_tablebase(tablebases)
 
     def new_game(self) -> None:
         """Forget the tree and the cache (UCI ``ucinewgame``)."""
@@ -195,7 +204,11 @@ class Search:
     def _loop(self, limits: SearchLimits, on_info) -> SearchResult:
         tree, params = self.tree, self.params
         tree.begin(limits.nodes if limits.nodes is not None else UNLIMITED)
-        tree.restrict_root(limits.root_moves)
+        # A root in the tablebases: only the moves that keep its result (search/syzygy.py).
+        root_moves = limits.root_moves or ()
+        root_tb = (self.tablebases.rank_root(self._board, root_moves)
+                   if self.tablebases is not None else None)
+        tree.restrict_root(root_tb.keep if root_tb is not None else root_moves)
         rng = np.random.default_rng(params.seed)
         start = time.perf_counter()
         last_info = float("-inf")  # the first batch reports at once: a GUI shows it within 100 ms
@@ -229,7 +242,7 @@ class Search:
                 if should_stop(progress):
                     return True
             if on_info is not None and now - last_info >= INFO_INTERVAL:
-                on_info(build_info(tree, self.tt, now - start, params.multipv))
+                on_info(annotate(build_info(tree, self.tt, now - start, params.multipv), root_tb))
                 last_info = now
             return False
 
@@ -244,7 +257,8 @@ class Search:
             self.workers.run(tree, self.evaluator,
                              lambda seconds: self._stop.is_set() or after_batch(seconds))
         elapsed = time.perf_counter() - start
-        result = build_result(tree, self.tt, elapsed, params.multipv, self._reused)
+        result = annotate(build_result(tree, self.tt, elapsed, params.multipv, self._reused),
+                          root_tb)
         if on_info is not None:
             on_info(result)
         return result

@@ -18,6 +18,12 @@ cdef enum Proven:          # exact result, from the side that moved INTO the nod
     PROVEN_DRAW = 2
     PROVEN_LOSS = 3
 
+cdef enum:
+    TB_PLIES = 1000        # a result read from the endgame tablebases, not a mate: its proof's
+                           # plies are TB_PLIES + the plies to the position the tables decided
+                           # (search/syzygy.py), so a mate (plies < TB_PLIES) ranks before it
+                           # among wins and after it among losses, and no mate distance is shown
+
 ctypedef struct Edge:
     Move move
     uint8_t tactical       # a capture, a promotion or a check (set at expansion; fits the padding)
@@ -88,6 +94,13 @@ ctypedef struct TreeData:
     int64_t depth_sum      # sum of the depths of the leaves not valued exactly (the depth)
     int64_t depth_playouts # the playouts that ended at such a leaf
     int32_t max_depth
+    int64_t tb_hits        # positions the endgame tablebases decided in this search
+    # endgame tablebases (search/syzygy.py): a leaf with at most tb_pieces men, no castling
+    # right, a fifty-move counter of 0 and a material in tb_material (sorted codes,
+    # syzygy.material_code) waits in its batch for a WDL probe instead of the network
+    int32_t tb_pieces      # 0: no tablebases
+    int32_t n_tb_material
+    uint32_t* tb_material
 
 cdef class Tree:
     cdef TreeData data
@@ -95,6 +108,7 @@ cdef class Tree:
     cdef public object tt           # the TranspositionTable or None
     cdef public object root_board   # a copy of the Board at the root
     cdef public bint root_noised    # Dirichlet noise already mixed into the root priors
+    cdef public object tablebase    # search/syzygy.Tablebases probed at the leaves, or None
     cdef void _reset(self) except *
 
 # Storage helpers for mcts.pyx (return -1 when the tree is full).
@@ -102,4 +116,9 @@ cdef int32_t tree_new_node(TreeData* t, int32_t parent) noexcept nogil
 cdef int64_t tree_new_edges(TreeData* t, int n) noexcept nogil
 cdef bint tree_reserve_hist(TreeData* t, int32_t n) noexcept nogil
 cdef double proven_value(uint8_t proven) noexcept nogil
+
+cdef inline float proven_m(const Node* n) noexcept nogil:
+    """Plies left from a proven node's position: exact for a mate or a draw by the rules
+    (plies - 1); for a tablebase result the node's own estimate (no distance is known)."""
+    return n.plies - 1.0 if n.plies < TB_PLIES else n.m
 cdef int32_t best_child_edge(const TreeData* t, int32_t node) noexcept nogil

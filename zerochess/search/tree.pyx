@@ -32,6 +32,8 @@ from zerochess.search.sampling import sample_by_visits
 
 cnp.import_array()
 
+TABLEBASE_PLIES = TB_PLIES   # tree.pxd: a proof's plies from here on are a tablebase result
+
 cdef int32_t INITIAL_NODES = 4096
 cdef int64_t INITIAL_EDGES = 65536
 
@@ -197,12 +199,14 @@ cdef class Tree:
         self.data.cap_edges = INITIAL_EDGES
         self.data.cap_hist = 256
         self.root_board = None
+        self.tablebase = None
         self._reset()
 
     def __dealloc__(self):
         free(self.data.nodes)
         free(self.data.edges)
         free(self.data.hist)
+        free(self.data.tb_material)
 
     def configure(self, params):
         """Copy a SearchParams' search constants into the tree (takes effect at once)."""
@@ -226,6 +230,26 @@ cdef class Tree:
         self.data.max_bytes = <int64_t>params.tree_mb * 1048576
         if self.data.max_bytes < INITIAL_NODES * sizeof(Node) + INITIAL_EDGES * sizeof(Edge):
             self.data.max_bytes = INITIAL_NODES * sizeof(Node) + INITIAL_EDGES * sizeof(Edge)
+
+    def set_tablebase(self, tablebase):
+        """Probe ``tablebase`` (a search/syzygy.Tablebases, or None: off) at the leaves: a
+        position it holds with a fifty-move counter of 0 is a proven result (mcts.pyx).
+        Call it again after the tablebase lost a table (a probe failed)."""
+        cdef uint32_t* codes = NULL
+        cdef int32_t i, n = 0
+        wanted = sorted(tablebase.material_codes()) if tablebase is not None else []
+        if wanted:
+            codes = <uint32_t*>malloc(len(wanted) * sizeof(uint32_t))
+            if codes == NULL:
+                raise MemoryError("cannot allocate the tablebase materials")
+            for i in range(len(wanted)):
+                codes[i] = wanted[i]
+            n = len(wanted)
+        free(self.data.tb_material)
+        self.data.tb_material = codes
+        self.data.n_tb_material = n
+        self.data.tb_pieces = tablebase.probe_limit if n else 0
+        self.tablebase = tablebase if n else None
 
     cdef void _reset(self) except *:
         self.data.n_root_allowed = 0
@@ -347,6 +371,7 @@ cdef class Tree:
         self.data.depth_sum = 0
         self.data.depth_playouts = 0
         self.data.max_depth = 0
+        self.data.tb_hits = 0
 
     def restrict_root(self, moves=()):
         """Let selection at the root take only these moves (UCI ``go searchmoves``); an
@@ -397,6 +422,7 @@ cdef class Tree:
             "tree_edges": int(self.data.n_edges),
             "tree_bytes": int(self.data.cap_nodes * sizeof(Node) + self.data.cap_edges * sizeof(Edge)),
             "tree_full": bool(self.data.full),
+            "tb_hits": int(self.data.tb_hits),
         }
 
     def root_wdl(self):
@@ -448,7 +474,7 @@ cdef class Tree:
                     out["d"][i] = c.d / c.visits
                     out["m"][i] = c.m
                 if c.proven != PROVEN_NONE:
-                    out["m"][i] = c.plies - 1
+                    out["m"][i] = proven_m(c)
                 out["proven"][i] = c.proven
                 out["plies"][i] = c.plies
         return out
@@ -591,7 +617,7 @@ cdef class Tree:
         cdef Node* r = &self.data.nodes[0]
         if r.visits == 0 or not self.data.ml_seen:
             return None
-        return float(r.plies - 1) if r.proven != PROVEN_NONE else float(r.m)
+        return float(proven_m(r)) if r.proven != PROVEN_NONE else float(r.m)
 
     @property
     def moves_left_seen(self):

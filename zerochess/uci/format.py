@@ -21,10 +21,11 @@ def score_text(cp: Optional[int], mate: Optional[int]) -> str:
 
 def centipawns(line, score_type: str = "centipawn") -> int:
     """A line's centipawns on the scale UCI ``ScoreType`` names: ``centipawn`` Stockfish
-    15.1's (the search's ``cp``), ``centipawn_lc0`` Leela Chess Zero's (search/results.py)."""
+    15.1's (the search's ``cp``), ``centipawn_lc0`` Leela Chess Zero's (search/results.py).
+    A tablebase score (beyond CP_LIMIT: search/syzygy.py) is the same on both."""
     if score_type == "centipawn_lc0":
-        from zerochess.search.results import lc0_cp  # numpy: not before the engine is loaded
-        return lc0_cp(line.q)
+        from zerochess.search.results import CP_LIMIT, lc0_cp  # numpy: after the engine loads
+        return line.cp if abs(line.cp) > CP_LIMIT else lc0_cp(line.q)
     return line.cp
 
 
@@ -45,12 +46,14 @@ def info_line(info, show_wdl: bool, score_type: str = "centipawn") -> str:
             w, d, l = (int(round(1000 * x)) for x in (line.wdl[2], line.wdl[1], line.wdl[0]))
             d = 1000 - w - l  # per mille that add up exactly
             parts.append(f"wdl {w} {d} {l}")
-        parts.append(f"nodes {info.nodes} nps {nps} hashfull {info.hashfull} time {elapsed_ms}")
+        parts.append(f"nodes {info.nodes} nps {nps} hashfull {info.hashfull} "
+                     f"tbhits {info.tbhits} time {elapsed_ms}")
         if line.pv:
             parts.append("pv " + " ".join(line.pv))
         lines.append(" ".join(parts))
     if not lines:  # no line to show yet: still report progress
-        lines.append(f"info nodes {info.nodes} nps {nps} hashfull {info.hashfull} time {elapsed_ms}")
+        lines.append(f"info nodes {info.nodes} nps {nps} hashfull {info.hashfull} "
+                     f"tbhits {info.tbhits} time {elapsed_ms}")
     return "\n".join(lines)
 
 

@@ -163,6 +163,16 @@ OPTIONS: tuple[Option, ...] = (
     Option("OwnBook", "check", False, "Play from the Polyglot opening book while it has moves."),
     Option("BookFile", "string", DEFAULT, "Polyglot .bin for OwnBook; <default> is the book "
            "shipped with zerochess."),
+    Option("SyzygyPath", "string", "", "Directories of Syzygy endgame tablebases (.rtbw and "
+           ".rtbz files), separated by ':' (';' on Windows), as Stockfish reads them; <empty> = "
+           "none. A position in the tables keeps its result: at the root only the moves that "
+           "keep it are searched (a win by the fastest DTZ), in the tree a position after a "
+           "capture or pawn move is a proven win, draw or loss (docs/syzygy.md)."),
+    Option("SyzygyProbeLimit", "spin", 7, "Probe only positions with at most this many men, "
+           "kings included.", 0, 7),
+    Option("Syzygy50MoveRule", "check", True, "Count the fifty-move rule as the tables do: a "
+           "win that needs more than fifty moves without a capture or pawn move (a cursed "
+           "win) is a draw; off: a win."),
     Option("Nodes", "spin", 0, "Fixed nodes per move, overriding the clock (0 = off); for "
            "reproducible matches.", 0, 1_000_000_000),
     Option("Temperature", "float", 0.0, "Choose the move by visit counts with this temperature "

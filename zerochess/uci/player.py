@@ -59,6 +59,8 @@ class Player:
         self._evaluator_key = None
         self._network_values: dict = {}  # the network.* option values of the loaded evaluator
         self._book_key = None
+        self.tablebases = None                   # search/syzygy.Tablebases of SyzygyPath
+        self._tablebase_key = ("", True)
         self.rng = random.Random(0)              # book moves (BookProber's choice)
         self.move_rng = np.random.default_rng(0)  # Temperature's draw by visits
 
@@ -139,6 +141,7 @@ class Player:
                 changed = True
         if changed:  # the cached evaluations are the old settings' answers
             self.search.clear_cache()
+        self._configure_tablebases(options, problems)
         book_key = (options["OwnBook"], options["BookFile"])
         if book_key != self._book_key:
             book = None
@@ -157,6 +160,27 @@ class Player:
                                     f"keeping {kept}")
                     return
             self.book, self._book_key = book, book_key
+
+    def _configure_tablebases(self, options: OptionValues, problems: list[str]) -> None:
+        """SyzygyPath and Syzygy50MoveRule open the tables anew when they change; a file or
+        directory that cannot be used is one line in ``problems``, and play goes on with
+        the rest (search/syzygy.py). SyzygyProbeLimit only tells the search."""
+        key = (options["SyzygyPath"], options["Syzygy50MoveRule"])
+        if key != self._tablebase_key:
+            from zerochess.search.syzygy import Tablebases, split_path
+            tablebases = None
+            if split_path(options["SyzygyPath"]):
+                tablebases = Tablebases(options["SyzygyPath"], options["SyzygyProbeLimit"],
+                                        options["Syzygy50MoveRule"])
+                if not tablebases.n_tables and not tablebases.problems:
+                    problems.append(f"SyzygyPath {options['SyzygyPath']}: no Syzygy tables there")
+                log.info("SyzygyPath %r: %d tables", options["SyzygyPath"], tablebases.n_tables)
+            self.tablebases, self._tablebase_key = tablebases, key
+        if self.tablebases is not None:
+            problems.extend(self.tablebases.take_problems())
+            self.tablebases.limit = options["SyzygyProbeLimit"]
+        if self.tablebases is not None or self.search.tablebases is not None:
+            self.search.set_tablebases(self.tablebases)
 
     def new_game(self) -> None:
         if self.search is not None:
