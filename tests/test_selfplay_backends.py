@@ -6,6 +6,7 @@ the optional extra is not installed (``pip install -e ".[ray]"``; CI installs it
 
 import json
 import os
+import time
 from pathlib import Path
 
 import numpy as np
@@ -152,31 +153,48 @@ def test_ray_iteration_equals_the_process_backends(ray_cluster, init_ckpt, tmp_p
 
 def test_ray_killed_actor_loses_only_its_games(ray_cluster, init_ckpt, tmp_path, monkeypatch):
     """The first actor handed a second chunk dies with it in flight (8 chunks for 2 actors:
-    one of them gets a second). Deterministic (it once failed by chance
-    on a slower machine, when it waited for a game to end while a chunk was still out): the
-    actor is killed, and its death confirmed, before the chunk is handed to it, so the
-    driver holds a chunk that no one will answer whatever the scheduling."""
+    one of them gets a second). Deterministic (it once failed by chance on a slower machine,
+    when it waited for a game to end while a chunk was still out): the chunk is handed to the
+    actor with its network given as an object that is not ready yet, so Ray holds the call
+    unstarted; the actor is killed, its death confirmed, and only then is the network's
+    object released."""
     from zerochess.train.selfplay.backends import RayBackend
 
     cfg = ACTORS_ONLY.replace(workers=2, backend="ray", games_per_iteration=16, threads=1)
     run = SelfPlayRun(cfg, tmp_path / "run", init_ckpt)
     seen, killed, submit = {}, [], RayBackend.submit
+    release = tmp_path / "release"
 
-    def submit_to_a_dead_actor(self, task, blobs):
-        if task.chunk == 1 and not killed:
-            # no shared directory: each actor works in a temporary directory of its own
-            # (asked here, while both are alive; an actor answers between chunks)
-            for a, h in self.handles.items():
-                node, cwd, private = ray_cluster.get(h.where.remote(), timeout=120)
-                seen[a] = (cwd, private)
-            handle = self.handles[task.actor]
-            self.kill(task.actor)
-            with pytest.raises(ray_cluster.exceptions.RayActorError):
-                ray_cluster.get(handle.where.remote(), timeout=60)
-            killed.append(task)
-        submit(self, task, blobs)
+    @ray_cluster.remote(num_cpus=0)
+    def held(blob: bytes, path: str) -> bytes:
+        while not os.path.exists(path):
+            time.sleep(0.02)
+        return blob
 
-    monkeypatch.setattr(RayBackend, "submit", submit_to_a_dead_actor)
+    def submit_to_a_dying_actor(self, task, blobs):
+        if task.chunk != 1 or killed:
+            return submit(self, task, blobs)
+        # no shared directory: each actor works in a temporary directory of its own
+        # (asked here, while both are alive; an actor answers between chunks)
+        for a, h in self.handles.items():
+            node, cwd, private = ray_cluster.get(h.where.remote(), timeout=120)
+            seen[a] = (cwd, private)
+        refs = dict(self.refs)
+        for r, b in zip(task.networks, blobs):
+            self.refs[r.name] = held.remote(b, str(release))
+        submit(self, task, blobs)          # in flight, and it cannot start
+        handle = self.handles[task.actor]
+        self.kill(task.actor)
+        # a Ray actor runs its calls in order: this one waits behind the held chunk, so it
+        # can only end in the actor's death
+        with pytest.raises(ray_cluster.exceptions.RayActorError):
+            ray_cluster.get(handle.where.remote(), timeout=120)
+        killed.append(task)
+        release.touch()
+        self.refs.clear()
+        self.refs.update(refs)             # later chunks get the network itself
+
+    monkeypatch.setattr(RayBackend, "submit", submit_to_a_dying_actor)
     summary = run.run()
     assert killed
     assert summary["games_total"] == 16
