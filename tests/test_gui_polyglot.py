@@ -4,17 +4,16 @@ a UCI engine) plays a whole game with zerochess: the adapter's `go wtime ... bti
 ends (python-chess judges; the opponent is a seeded random mover). Skipped where polyglot
 is not installed (CI installs it: .ci/run)."""
 
-import queue
 import random
 import shutil
-import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import chess
 import pytest
+
+from uci_process import UciProcess
 
 POLYGLOT = shutil.which("polyglot") or shutil.which("/usr/games/polyglot")
 ROOT = Path(__file__).resolve().parent.parent
@@ -23,43 +22,15 @@ RESULTS = ("1-0", "0-1", "1/2-1/2")
 pytestmark = pytest.mark.skipif(POLYGLOT is None, reason="polyglot is not installed")
 
 
-class Xboard:
-    """The GUI's side of polyglot's pipes: send lines, read lines with deadlines."""
+def xboard(ini: Path) -> UciProcess:
+    """The GUI's side of polyglot's pipes (the tests' raw-pipe driver; polyglot speaks xboard
+    on them)."""
+    return UciProcess([POLYGLOT, str(ini)], cwd=ini.parent)
 
-    def __init__(self, ini: Path):
-        self.proc = subprocess.Popen([POLYGLOT, str(ini)], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                     cwd=ini.parent, text=True, bufsize=1)
-        self.lines: "queue.Queue[str]" = queue.Queue()
-        threading.Thread(target=self._pump, daemon=True).start()
 
-    def _pump(self):
-        for line in self.proc.stdout:
-            self.lines.put(line.rstrip("\n"))
-
-    def send(self, *lines: str):
-        for line in lines:
-            self.proc.stdin.write(line + "\n")
-        self.proc.stdin.flush()
-
-    def read_until(self, predicate, timeout: float) -> list[str]:
-        seen, deadline = [], time.monotonic() + timeout
-        while True:
-            try:
-                line = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
-            except queue.Empty:
-                raise AssertionError(f"polyglot said nothing useful in {timeout}s: {seen[-20:]}")
-            seen.append(line)
-            if predicate(line):
-                return seen
-
-    def close(self):
-        try:
-            self.send("quit")
-            self.proc.wait(timeout=10)
-        except Exception:
-            self.proc.kill()
-            self.proc.wait()
+def send(gui: UciProcess, *lines: str) -> None:
+    for line in lines:
+        gui.send(line)
 
 
 def test_polyglot_plays_a_whole_game_with_zerochess(tmp_path):
@@ -67,13 +38,13 @@ def test_polyglot_plays_a_whole_game_with_zerochess(tmp_path):
     ini.write_text(f"[PolyGlot]\nEngineCommand = {sys.executable} -m zerochess\n"
                    f"EngineDir = {ROOT}\nLog = true\nLogFile = {tmp_path / 'polyglot.log'}\n"
                    "[Engine]\nWeightsFile = uniform\n")
-    gui = Xboard(ini)
+    gui = xboard(ini)
     rng = random.Random(48)
     board = chess.Board()
     try:
-        gui.send("xboard", "protover 2")
+        send(gui, "xboard", "protover 2")
         gui.read_until(lambda l: "done=1" in l, timeout=60)
-        gui.send("new", "level 0 0:10 0", "time 500", "otim 500", "go")   # zerochess: White
+        send(gui, "new", "level 0 0:10 0", "time 500", "otim 500", "go")   # zerochess: White
         result = None
         while result is None and board.ply() < 400:
             started = time.monotonic()
@@ -95,7 +66,7 @@ def test_polyglot_plays_a_whole_game_with_zerochess(tmp_path):
             if board.is_game_over(claim_draw=True):
                 result = board.result(claim_draw=True)
                 break
-            gui.send("time 500", "otim 500", f"usermove {reply.uci()}")
+            send(gui, "time 500", "otim 500", f"usermove {reply.uci()}")
         assert result in RESULTS, (board.ply(), board.fen())
         log = (tmp_path / "polyglot.log").read_text()
         assert "Engine->Adapter: bestmove" in log and "error" not in log.lower()

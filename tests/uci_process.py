@@ -13,10 +13,10 @@ from zerochess.train.data.teacher import default_teacher_command
 
 
 class UciProcess:
-    def __init__(self, command=None, env=None):
+    def __init__(self, command=None, env=None, cwd=None):
         self.proc = subprocess.Popen(
             command or [sys.executable, "-m", "zerochess"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd)
         self.lines: "queue.Queue[str]" = queue.Queue()
         self.stderr: list[str] = []
         threading.Thread(target=self._pump, args=(self.proc.stdout, self.lines.put), daemon=True).start()
