@@ -167,7 +167,8 @@ def test_presets():
 
 
 @pytest.mark.parametrize("bad", [dict(policy_head="conv"), dict(n_heads=7), dict(n_layers=0),
-                                 dict(policy_size=4096), dict(value_squares=-1)])
+                                 dict(policy_size=4096), dict(value_squares=-1),
+                                 dict(smolgen=-1)])
 def test_invalid_config_is_refused(bad):
     with pytest.raises(ValueError):
         NetworkConfig(**bad)
@@ -182,7 +183,8 @@ def test_config_dict_round_trip_rejects_unknown_fields():
 
 @pytest.mark.parametrize("head", POLICY_HEADS)
 @pytest.mark.parametrize("preset,extra", [("tiny", {}), ("small", {}),
-                                          ("tiny", {"attention_bias": True, "value_squares": 8})])
+                                          ("tiny", {"attention_bias": True, "value_squares": 8}),
+                                          ("tiny", {"smolgen": 16, "attention_bias": True})])
 def test_param_count_and_flops_match_the_model(preset, extra, head):
     cfg = NetworkConfig.preset(preset, policy_head=head, **extra)
     model = ChessTransformer(cfg).eval()

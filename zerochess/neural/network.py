@@ -169,11 +169,23 @@ class NetworkConfig:
     computes, where the int8 file of an fp32-trained network moves its WDL by up to 0.13.
     No parameters: switching it on or off loads the same weights. False for checkpoints
     saved before the field existed, and left out of ``to_dict`` while False."""
+    smolgen: int = 0
+    """Smolgen (Leela Chess Zero's attention biases generated from the position, BT2
+    onwards): the width G of each head's "gen" vector; 0: none. ``attention_bias`` is one
+    table for every position; smolgen computes the bias from the board the layer sees, so a
+    head can follow this position's open lines. Each layer compresses its normalised tokens
+    to 8 channels each (``SMOLGEN_COMPRESS``, transformer.py), maps the flattened 72 x 8 to
+    a d_model-wide hidden vector and that to one G-wide vector per head; one G x (72 x 72)
+    matrix shared by every layer and head turns each head's vector into the bias on its
+    attention logits. Lc0 counted it worth a network 50% larger for about 10% of its
+    speed; G = 16 costs the tiny network 8.7% more matmul FLOPs. The shared matrix starts
+    at zero, so a network grown with it computes exactly what it did. 0 for checkpoints
+    saved before the field existed, and left out of ``to_dict`` while 0."""
 
     #: Fields ``to_dict`` leaves out at their default: a network without them writes the
     #: config (checkpoints, ONNX metadata, the ONNX cache's key) it wrote before they
     #: existed, so its files stay byte for byte what they were and older zerochess reads them.
-    OMITTED_AT_DEFAULT = ("threat_inputs", "moves_left", "qat")
+    OMITTED_AT_DEFAULT = ("threat_inputs", "moves_left", "qat", "smolgen")
 
     def __post_init__(self) -> None:
         if self.architecture not in architectures():
@@ -193,6 +205,8 @@ class NetworkConfig:
                 raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
         if self.value_squares < 0:
             raise ValueError(f"value_squares must be 0 or positive, got {self.value_squares}")
+        if self.smolgen < 0:
+            raise ValueError(f"smolgen must be 0 or positive, got {self.smolgen}")
 
     @classmethod
     def preset(cls, name: str, **overrides) -> "NetworkConfig":

@@ -9,7 +9,8 @@ Shape of the network (seed §1.4, with Leela Chess Zero's attention policy as an
            threat_inputs only: version-2 tokens t (threats.pyx), the token embedding of
            t % 44 plus, on the squares, threat_embed[t // 44] (attacked / defended flags)
       -> n_layers pre-norm encoder layers (fused QKV, scaled_dot_product_attention, GELU MLP;
-           optionally a learnt square-to-square bias on each head's attention logits)
+           optionally a learnt square-to-square bias on each head's attention logits, and
+           smolgen's bias generated from the position)
       -> final LayerNorm                            (B, T, C)
       -> value head on the mean-pooled tokens       (B, 3) loss/draw/win logits
       -> moves_left only: moves-left head on the mean-pooled tokens  (B,) plies left, >= 0
@@ -99,7 +100,7 @@ def _cpu_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     att = torch.matmul(q.contiguous(), k.transpose(-2, -1).contiguous())  # (B, H, T, T)
     att = att.mul_(scale)
     if bias is not None:
-        att = att.add_(bias)  # (H, T, T) broadcast over the batch
+        att = att.add_(bias)  # (H, T, T) broadcast over the batch, or smolgen's (B, H, T, T)
     att = att.softmax(dim=-1)
     return torch.matmul(att, v.contiguous())  # (B, H, T, D)
 
@@ -124,6 +125,55 @@ def linear_rows(cfg: NetworkConfig, t: int) -> tuple[int, ...]:
     return (-1, t, cfg.d_model) if cfg.qat else (-1, cfg.d_model)
 
 
+#: Smolgen's channels per token: what each layer keeps of a token (d_model wide) before the
+#: 72 tokens are flattened into one vector of the position.
+SMOLGEN_COMPRESS = 8
+
+
+class SmolgenLayer(nn.Module):
+    """One layer's part of smolgen: its normalised tokens (B*T, C) -> one gen vector per head
+    (B*H, G). Compress every token to ``SMOLGEN_COMPRESS`` channels, flatten the position's
+    72 x 8, then Linear -> GELU -> LayerNorm to d_model, and Linear -> GELU to H x G, each
+    head's G normalised (Lc0's smolgen with our sizes)."""
+
+    def __init__(self, cfg: NetworkConfig) -> None:
+        super().__init__()
+        K, T = SMOLGEN_COMPRESS, cfg.seq_len
+        self.flat, self.gen = T * K, cfg.smolgen  # Python ints: graph constants
+        self.compress = nn.Linear(cfg.d_model, K, bias=False)
+        self.hidden = nn.Linear(T * K, cfg.d_model)
+        self.hidden_norm = nn.LayerNorm(cfg.d_model)
+        self.heads = nn.Linear(cfg.d_model, cfg.n_heads * cfg.smolgen)
+        self.gen_norm = nn.LayerNorm(cfg.smolgen)
+
+    def forward(self, h: torch.Tensor) -> torch.Tensor:
+        z = self.compress(h).reshape(-1, self.flat)  # (B, T*K): the position, flattened
+        z = self.hidden_norm(F.gelu(self.hidden(z)))  # (B, C)
+        return self.gen_norm(F.gelu(self.heads(z)).reshape(-1, self.gen))  # (B*H, G)
+
+
+class Smolgen(nn.Module):
+    """Attention-logit biases generated from the position (Leela Chess Zero's smolgen,
+    ``NetworkConfig.smolgen``): per layer a ``SmolgenLayer``, and one G -> T*T matrix shared
+    by every layer and head that turns a head's gen vector into its (T, T) bias.
+
+    The shared matrix starts at zero: every bias is then 0, and a network with smolgen
+    computes what the same network without it does (``grow``). Its gradient is not zero
+    (the gen vectors are LayerNorm outputs), so it learns from the first step, and the
+    layers' parts get gradients once it has moved."""
+
+    def __init__(self, cfg: NetworkConfig) -> None:
+        super().__init__()
+        self.n_heads, self.seq_len = cfg.n_heads, cfg.seq_len
+        self.layers = nn.ModuleList(SmolgenLayer(cfg) for _ in range(cfg.n_layers))
+        self.shared = nn.Linear(cfg.smolgen, cfg.seq_len * cfg.seq_len, bias=False)
+
+    def forward(self, h: torch.Tensor, index: int) -> torch.Tensor:
+        """(B, H, T, T) bias of layer ``index`` from its normalised input ``h`` (B*T, C)."""
+        T = self.seq_len
+        return self.shared(self.layers[index](h)).view(-1, self.n_heads, T, T)
+
+
 class EncoderLayer(nn.Module):
     """Pre-norm transformer layer: x + attn(ln(x)), then x + mlp(ln(x)); layout (B, T, C)."""
 
@@ -146,16 +196,24 @@ class EncoderLayer(nn.Module):
         self.attn_bias = (nn.Parameter(torch.zeros(cfg.n_heads, cfg.seq_len, cfg.seq_len))
                           if cfg.attention_bias else None)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, smolgen: Smolgen | None = None,
+                index: int = 0) -> torch.Tensor:
+        """``smolgen`` (the network's, with this layer's ``index``): its bias is added to the
+        attention logits, with ``attn_bias`` when the layer has both."""
         T, C, H = self.seq_len, self.d_model, self.n_heads
         x = x.reshape(self.rows)  # (B*T, C): see linear_rows
-        q, k, v = self.qkv(self.ln1(x)).view(-1, T, 3, H, C // H).permute(2, 0, 3, 1, 4)  # 3x (B, H, T, D)
+        h = self.ln1(x)
+        q, k, v = self.qkv(h).view(-1, T, 3, H, C // H).permute(2, 0, 3, 1, 4)  # 3x (B, H, T, D)
+        bias = self.attn_bias  # (H, T, T) | None
+        if smolgen is not None:
+            generated = smolgen(h, index)  # (B, H, T, T)
+            bias = generated if bias is None else generated + bias
         if self.training or not x.is_cpu:
             p = self.dropout if self.training else 0.0
-            bias = None if self.attn_bias is None else self.attn_bias.to(q.dtype)
+            bias = None if bias is None else bias.to(q.dtype)
             y = F.scaled_dot_product_attention(q, k, v, attn_mask=bias, dropout_p=p)  # (B, H, T, D)
         else:
-            y = _cpu_attention(q, k, v, self.attn_bias, self.scale)  # (B, H, T, D)
+            y = _cpu_attention(q, k, v, bias, self.scale)  # (B, H, T, D)
         y = y.transpose(1, 2).reshape(self.rows)  # (B*T, C)
         x = x + self.drop(self.proj(y))
         x = x + self.drop(self.fc2(F.gelu(self.fc1(self.ln2(x)))))  # (B*T, C)
@@ -279,6 +337,13 @@ class ChessTransformer(PolicyValueModel):
         if cfg.moves_left:
             self.moves_left_head = MovesLeftHead(cfg)
             self.moves_left_head.apply(self._init_weights)
+        # Smolgen: built after everything else for the same reason, its shared matrix at
+        # zero (it adds nothing until it learns: same seed, same function as without it).
+        self.smolgen = None
+        if cfg.smolgen:
+            self.smolgen = Smolgen(cfg)
+            self.smolgen.apply(self._init_weights)
+            nn.init.zeros_(self.smolgen.shared.weight)
 
     def allowed_moves(self, tokens: torch.Tensor) -> torch.Tensor:
         """(B, POLICY_SIZE) bool: the moves ``reach_mask`` keeps for these positions."""
@@ -330,8 +395,8 @@ class ChessTransformer(PolicyValueModel):
     def _heads(self, tokens: torch.Tensor, legal_only: bool, with_moves_left: bool
                ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
         x, tokens = self.embed(tokens)  # (B, T, C), version-1 tokens (B, T) for the mask
-        for layer in self.layers:
-            x = layer(x)  # (B, T, C)
+        for i, layer in enumerate(self.layers):
+            x = layer(x, self.smolgen, i)  # (B, T, C)
         # Reduced-precision inference may keep the final norm and heads in fp32 (see
         # TorchEvaluator); the cast is a no-op when the whole model shares one dtype.
         x = self.norm(x.to(self.norm.weight.dtype))  # (B, T, C)
@@ -392,6 +457,12 @@ class ChessTransformer(PolicyValueModel):
         if cfg.moves_left:
             hidden = max(32, C // 4)
             moves_left = 2 * C * hidden + 2 * hidden
+        if cfg.smolgen:
+            K, G, H = SMOLGEN_COMPRESS, cfg.smolgen, cfg.n_heads
+            per_layer += (2 * T * C * K  # compress every token
+                          + 2 * T * K * C  # the flattened position to the hidden vector
+                          + 2 * C * H * G  # the hidden vector to each head's gen vector
+                          + 2 * H * G * T * T)  # the shared matrix: each head's (T, T) bias
         return cfg.n_layers * per_layer + value + policy + moves_left
 
 
@@ -415,7 +486,10 @@ def deepen(model: ChessTransformer, n_layers: int) -> ChessTransformer:
     cfg = model.config
     if n_layers <= cfg.n_layers:
         raise ValueError(f"deepen to {n_layers} layers: the network already has {cfg.n_layers}")
-    deeper = _rebuilt(model, lambda name: name.startswith("layers."), n_layers=n_layers)
+    # a smolgen network's new layers get their smolgen parts too (the shared matrix is the
+    # trained one, but a new block's zero ``proj`` discards whatever its attention makes)
+    deeper = _rebuilt(model, lambda name: name.startswith(("layers.", "smolgen.layers.")),
+                      n_layers=n_layers)
     with torch.no_grad():
         for layer in deeper.layers[cfg.n_layers:]:
             for lin in (layer.proj, layer.fc2):
@@ -427,18 +501,20 @@ def deepen(model: ChessTransformer, n_layers: int) -> ChessTransformer:
 #: Options whose new parameters start where they add nothing, so ``grow`` can switch them
 #: on in a trained network: {field: what the names of its parameters contain}.
 GROWABLE = {"attention_bias": ".attn_bias", "value_squares": "value_squares.",
-            "threat_inputs": "threat_embed.", "moves_left": "moves_left_head."}
+            "threat_inputs": "threat_embed.", "moves_left": "moves_left_head.",
+            "smolgen": "smolgen."}
 
 
 def grow(model: ChessTransformer, **changes) -> ChessTransformer:
     """The same network with more of it (``attention_bias=True``, ``value_squares=K``,
-    ``threat_inputs=True``, ``moves_left=True``), computing exactly what it did.
+    ``threat_inputs=True``, ``moves_left=True``, ``smolgen=G``), computing exactly what it did.
 
     Each option's new parameters start at zero where they enter (the attention biases, the
-    spatial value path's last map, the threat embedding), so the grown network answers as
-    the checkpoint does (with threat inputs: on the version-2 tokens of the positions the
-    checkpoint read as version 1) and training adds what the new parts can learn, as
-    ``deepen`` does for depth: a trained network gains them without starting over. The
+    spatial value path's last map, the threat embedding, smolgen's shared matrix), so the
+    grown network answers as the checkpoint does (with threat inputs: on the version-2
+    tokens of the positions the checkpoint read as version 1) and training adds what the
+    new parts can learn, as ``deepen`` does for depth: a trained network gains them
+    without starting over. The
     moves-left head is the exception that needs no zero: it reads the trunk and feeds
     nothing back, so the policy and value are untouched whatever its initial weights.
     """

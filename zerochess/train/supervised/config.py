@@ -60,6 +60,13 @@ class SuperviseConfig(ConfigFile):
     search's preference of the faster win); None keeps the preset's (off) or the
     `init_from` checkpoint's setting. True with `init_from` adds the head to a checkpoint
     without it: the policy and value stay exactly the checkpoint's, the head learns."""
+    smolgen: int | None = setting(
+        None, "Smolgen: attention biases generated from the position, this gen width a head "
+        "(16 for tiny); with --init-from, added computing nothing until they learn.", min=0)
+    """Smolgen's gen width a head (NetworkConfig.smolgen: Lc0's attention biases generated
+    from the position); None keeps the preset's (0, none) or the `init_from` checkpoint's.
+    A positive value with `init_from` adds it to a checkpoint without it, its shared matrix
+    at zero: training starts from the checkpoint's exact function."""
     qat: bool | None = setting(
         None, "Quantization-aware training: the matmuls that `zerochess export` makes int8 run "
         "simulated int8; with --init-from, fine-tunes a trained network.")
@@ -149,8 +156,8 @@ class SuperviseConfig(ConfigFile):
     and schedule (nanoGPT's ``init_from``), to fine-tune a finished run on new settings. The
     checkpoint's architecture replaces `preset` and `policy_head`; `dropout`, `reach_mask` and
     `qat` (none has parameters) still apply; `attention_bias`, `value_squares`, `threat_inputs`,
-    `moves_left` and `n_layers` grow it, each starting from the checkpoint's exact function
-    (docs/training.md)."""
+    `moves_left`, `smolgen` and `n_layers` grow it, each starting from the checkpoint's exact
+    function (docs/training.md)."""
     data: str | list[str] | None = setting(
         None, "Data set directory (`train generate`, `train label`, any format version), "
         "DIR:WEIGHT to weigh it; repeat to train on several sets in proportion to their "

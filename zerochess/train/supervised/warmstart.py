@@ -10,6 +10,7 @@ function-preserving growth, ``zerochess.neural.models.transformer.grow`` and ``d
 * ``threat_inputs`` True: the threat embedding of the squares' attack flags, at zero;
 * ``moves_left`` True: the moves-left head, which reads the trunk and feeds nothing back
   (policy and value unchanged whatever its initial weights);
+* ``smolgen`` G: attention biases generated from the position, their shared matrix at zero;
 * ``n_layers`` N: encoder layers appended up to N, their output projections at zero.
 
 That is how r4 grew from r3 (docs/teacher.md). Options that would remove parameters
@@ -49,7 +50,7 @@ def network_config(cfg: SuperviseConfig) -> NetworkConfig:
     """The architecture of a run from scratch: the preset, with the config's overrides."""
     return NetworkConfig.preset(cfg.preset, **_overrides(
         cfg, ("policy_head", "dropout", "reach_mask", "attention_bias", "value_squares",
-              "threat_inputs", "moves_left", "qat", "n_layers")))
+              "threat_inputs", "moves_left", "smolgen", "qat", "n_layers")))
 
 
 def grown(model: PolicyValueModel, cfg: SuperviseConfig, source: str) -> PolicyValueModel:
@@ -78,6 +79,11 @@ def grown(model: PolicyValueModel, cfg: SuperviseConfig, source: str) -> PolicyV
             raise ValueError(f"{source} has a moves-left head; moves_left false would drop "
                              "it (leave it unset)")
         changes["moves_left"] = True
+    if cfg.smolgen is not None and cfg.smolgen != net.smolgen:
+        if net.smolgen:
+            raise ValueError(f"{source} has smolgen of gen width {net.smolgen}; smolgen "
+                             f"{cfg.smolgen} would replace it (leave it unset)")
+        changes["smolgen"] = cfg.smolgen
     if cfg.n_layers is not None and cfg.n_layers != net.n_layers:
         if cfg.n_layers < net.n_layers:
             raise ValueError(f"{source} has {net.n_layers} layers; n_layers {cfg.n_layers} "
