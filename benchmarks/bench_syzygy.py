@@ -36,6 +36,7 @@ from zerochess.chess.board import Board  # noqa: E402
 from zerochess.search.params import ENGINE_PARAMS  # noqa: E402
 from zerochess.search.search import Search  # noqa: E402
 from zerochess.search.syzygy import Tablebases  # noqa: E402
+from zerochess.tools.endgames import random_placement  # noqa: E402
 
 DEFAULT_SYZYGY = os.environ.get("ZEROCHESS_SYZYGY") or str(ROOT.parent / "shared" / "syzygy")
 MATERIALS = ["KQkr", "KRkp", "KPkp", "KPk"]
@@ -52,9 +53,7 @@ def material(pieces: str) -> str:
 def random_positions(pieces: str, count: int, rng: random.Random):
     found = []
     while len(found) < count:
-        board = chess.Board(None)
-        for symbol, square in zip(pieces, rng.sample(range(64), len(pieces))):
-            board.set_piece_at(square, chess.Piece.from_symbol(symbol))
+        board = random_placement(pieces, rng)
         board.turn = rng.random() < 0.5
         if board.is_valid() and not board.is_game_over() and not board.is_check():
             found.append(board)

@@ -36,6 +36,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_endgames import SF_OPTIONS, STOCKFISH, convert  # noqa: E402
 from zerochess.match.config import EngineSpec, MatchConfig, TimeControl  # noqa: E402
+from zerochess.tools.endgames import random_placement  # noqa: E402
 
 DEFAULT_SYZYGY = os.environ.get("ZEROCHESS_SYZYGY") or str(ROOT.parent / "shared" / "syzygy")
 WON_KINDS = ["KRvK", "KQvK", "KPvK", "KBNvK", "KQvKR", "KRvKP", "KQvKP", "KPvKP"]
@@ -54,9 +55,7 @@ def random_position(kind: str, rng: random.Random, oracle, wanted: int) -> chess
     losing move among its legal ones and no capture)."""
     pieces = placements(kind)
     while True:
-        board = chess.Board(None)
-        for symbol, square in zip(pieces, rng.sample(range(64), len(pieces))):
-            board.set_piece_at(square, chess.Piece.from_symbol(symbol))
+        board = random_placement(pieces, rng)
         if rng.random() < 0.5:                               # Black holds the first part
             board = board.mirror()
         if (not board.is_valid() or board.is_game_over() or board.is_check()

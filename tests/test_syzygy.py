@@ -22,6 +22,7 @@ from zerochess.search.results import CP_LIMIT, mate_in_moves
 from zerochess.search.search import Search
 from zerochess.search.syzygy import (TABLEBASE_PLIES, TB_WIN_CP, Tablebases, material_code,
                                      split_path, tablebase_cp)
+from zerochess.tools.endgames import random_placement
 from tests.uci_process import UciProcess
 
 SYZYGY = Path(os.environ.get("ZEROCHESS_SYZYGY")
@@ -50,9 +51,7 @@ def random_positions(oracle, pieces: str, count: int, rng: random.Random, wdl=No
     move random, with python-chess's WDL in ``wdl`` (any if None)."""
     found = []
     while len(found) < count:
-        board = chess.Board(None)
-        for symbol, square in zip(pieces, rng.sample(range(64), len(pieces))):
-            board.set_piece_at(square, chess.Piece.from_symbol(symbol))
+        board = random_placement(pieces, rng)
         board.turn = rng.random() < 0.5
         board.halfmove_clock = halfmove
         if not board.is_valid() or board.is_game_over():

@@ -36,6 +36,17 @@ def _board(strong: chess.Color, pieces: dict[chess.Square, chess.Piece]) -> ches
     return board
 
 
+def random_placement(pieces: str, rng: random.Random) -> chess.Board:
+    """``pieces`` (White's upper case, Black's lower: "KQkr") on distinct random squares,
+    White to move, nothing else checked: callers pick the side to move and filter (legal,
+    not over, a tablebase verdict). The Syzygy tests and benchmarks draw their positions
+    here, so one seed gives them the same positions."""
+    board = chess.Board(None)
+    for symbol, square in zip(pieces, rng.sample(range(64), len(pieces))):
+        board.set_piece_at(square, chess.Piece.from_symbol(symbol))
+    return board
+
+
 def _distinct(rng: random.Random, n: int) -> list[chess.Square]:
     return rng.sample(chess.SQUARES, n)
 
