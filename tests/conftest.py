@@ -32,6 +32,22 @@ def rng():
     return random.Random(20261121)
 
 
+@pytest.fixture
+def engine():
+    """A zerochess process over raw pipes (tests/uci_process.py) after ``uci``, playing
+    with the uniform network: the protocol without a network's cost. Files that need
+    another engine (python-chess's client, the shipped network) define their own."""
+    from uci_process import UciProcess
+
+    e = UciProcess()
+    e.send("uci")
+    e.expect("uciok", timeout=15)
+    e.send("setoption name WeightsFile value uniform")
+    e.sync()
+    yield e
+    e.close()
+
+
 @pytest.fixture(scope="session", autouse=True)
 def onnx_cache_dir(tmp_path_factory):
     """Exported ONNX models go to a temporary cache, not the user's (engines the tests

@@ -21,17 +21,6 @@ DRAW_OR_LOSE = "7k/8/8/8/8/8/r7/K7 w - - 0 1"  # Kxa2 draws (proven at once), Kb
 AFTER_E4 = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1"
 
 
-@pytest.fixture
-def engine():
-    e = UciProcess()
-    e.send("uci")
-    e.expect("uciok", timeout=15)
-    e.send("setoption name WeightsFile value uniform")
-    e.sync()
-    yield e
-    e.close()
-
-
 def answer(engine, go: str, limit: float) -> tuple[list[str], str]:
     """Send ``go``; the lines up to its bestmove, which must come within ``limit`` seconds,
     and the move. Then ``stop`` and a sync: no second bestmove may follow."""

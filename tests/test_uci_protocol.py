@@ -8,17 +8,6 @@ import pytest
 from uci_process import UciProcess
 
 
-@pytest.fixture
-def engine():
-    e = UciProcess()
-    e.send("uci")
-    e.expect("uciok", timeout=15)
-    e.send("setoption name WeightsFile value uniform")
-    e.sync()
-    yield e
-    e.close()
-
-
 def test_uci_handshake_lists_every_option_and_comes_within_5s():
     start = time.monotonic()
     e = UciProcess()
