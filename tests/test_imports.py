@@ -82,7 +82,7 @@ def test_no_import_cycles_in_the_package():
 #: and only the commands (uci, tools, train, cli) sit on top. The client of other UCI
 #: engines (match runner, teacher) needs nothing of zerochess: it sits at the bottom.
 LAYERS = [
-    {"_version", "atomic"},
+    {"_version", "atomic", "lazy"},
     {"chess", "client"},
     {"neural"},
     {"search", "book"},

@@ -1,8 +1,9 @@
 """zerochess: a UCI chess engine that learns the AlphaZero way.
 
-Subpackages are concepts: ``engine`` (native board, encoding, network, evaluator),
-``search`` (MCTS core, time manager), ``uci`` (the protocol loop, the only printer of UCI
-text) and ``train`` (data generation, supervised and self-play training, matches).
+Subpackages are concepts: ``chess`` (the native board, the input encoding), ``neural``
+(the network, its files and evaluators), ``search`` (the MCTS core, time management),
+``uci`` (the protocol loop, the only printer of UCI text), ``train`` (data, supervised and
+self-play training), ``match``, ``book``, ``tune`` and ``client``; README.md has the map.
 """
 
 from zerochess._version import __version__

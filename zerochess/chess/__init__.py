@@ -8,7 +8,7 @@ handshake must not import the board (python-chess, for the Polyglot keys) nor th
 apart the same way).
 """
 
-import importlib
+from zerochess.lazy import lazy_exports
 
 __all__ = [
     "Board", "Status", "STARTING_FEN", "square_name", "parse_square",
@@ -28,13 +28,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name):
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-        globals()[name] = value  # once: later lookups do not come back here
-        return value
-    raise AttributeError(f"module 'zerochess.chess' has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())

@@ -9,7 +9,7 @@ plays the shipped ``.onnx`` networks on ONNX Runtime without torch; ``load_netwo
 reads positions through ``zerochess.chess``; the chess never imports it.
 """
 
-import importlib
+from zerochess.lazy import lazy_exports
 
 __all__ = ["load_network", "Network", "NetworkConfig", "make_evaluator", "UniformEvaluator"]
 
@@ -23,13 +23,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name):
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-        globals()[name] = value  # once: later lookups do not come back here
-        return value
-    raise AttributeError(f"module 'zerochess.neural' has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
