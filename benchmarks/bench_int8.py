@@ -16,7 +16,8 @@ to quantize, and that path changed no output here), so a WDL error comes from th
 Printed: faithfulness per variant, then positions/s of the bare ``session.run`` at a few
 batch sizes (median of interleaved repeats) with the median ratio to fp32 in brackets.
 The exported fp32 graph is the engine's own (``export_onnx``), so the figures are the
-engine's.
+engine's; the quantizer gets it with its ``Gemm`` Linears written as ``MatMul`` and ``Add``
+(``gemm_as_matmul``), the form ONNX Runtime's dynamic quantization makes int8.
 
     python benchmarks/bench_int8.py --checkpoint runs/qat/final.pt   # a QAT network
 
@@ -52,6 +53,39 @@ from bench_network import divergence, sample_batch  # noqa: E402
 FAITH_POSITIONS, FAITH_SEED = 512, 20261123  # bench_inference.py's
 
 
+def gemm_as_matmul(onnx_bytes: bytes) -> bytes:
+    """The graph with each ``Gemm`` whose weight is a constant written as ``MatMul`` and
+    ``Add``, the same maths: the engine's export fuses every Linear of the token rows into
+    one ``Gemm`` (``linear_rows``, faster in fp32), and ONNX Runtime's dynamic quantizer
+    makes ``MatMul`` int8, not ``Gemm``. The MatMul keeps the Gemm's node name."""
+    import onnx
+    from onnx import helper, numpy_helper
+
+    model = onnx.load_from_string(onnx_bytes)
+    graph = model.graph
+    weights = {i.name: i for i in graph.initializer}
+    nodes = []
+    for node in graph.node:
+        attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+        if (node.op_type != "Gemm" or node.input[1] not in weights or attrs.get("transA", 0)
+                or attrs.get("alpha", 1.0) != 1.0 or attrs.get("beta", 1.0) != 1.0):
+            nodes.append(node)
+            continue
+        w = numpy_helper.to_array(weights[node.input[1]])
+        if attrs.get("transB", 0):
+            w = np.ascontiguousarray(w.T)
+        name = node.input[1] + "_kn"
+        graph.initializer.append(numpy_helper.from_array(w, name))
+        out = node.output[0] if len(node.input) < 3 else node.output[0] + "_mm"
+        nodes.append(helper.make_node("MatMul", [node.input[0], name], [out], name=node.name))
+        if len(node.input) >= 3:
+            nodes.append(helper.make_node("Add", [out, node.input[2]], [node.output[0]],
+                                          name=node.name + "_bias"))
+    del graph.node[:]
+    graph.node.extend(nodes)
+    return model.SerializeToString()
+
+
 def weight_matmuls(onnx_path: str) -> tuple[list[str], list[str]]:
     """Names of the encoder layers' weight MatMuls and of the policy head's."""
     import onnx
@@ -61,7 +95,7 @@ def weight_matmuls(onnx_path: str) -> tuple[list[str], list[str]]:
     names = [n.name for n in graph.node
              if n.op_type == "MatMul" and any(x in weights for x in n.input)]
     trunk = [n for n in names if "/layers." in n]
-    return trunk, [n for n in names if n not in trunk]
+    return trunk, [n for n in names if "/policy_head/" in n]   # the value heads stay fp32
 
 
 def session(path, threads: int):
@@ -175,12 +209,12 @@ def qat_checkpoint(args) -> None:
     def torch_run(net):
         def run(t):
             with torch.inference_mode():
-                logits, wdl = _exportable(net)(torch.from_numpy(t))
+                logits, wdl = _exportable(net)(torch.from_numpy(t))[:2]
             return logits.numpy(), wdl.numpy()
         return run
 
     def onnx_run(name):
-        return lambda t: tuple(sessions[name].run(None, {"tokens": t}))
+        return lambda t: tuple(sessions[name].run(None, {"tokens": t})[:2])
 
     tokens, legal, offsets, _ = sample_batch(FAITH_POSITIONS, seed=FAITH_SEED)
     flat = gather_index(tokens, legal, offsets, model.config.policy_size)
@@ -231,14 +265,18 @@ def main() -> None:
     model = load_network_spec(args.network).model.eval().float()
     with tempfile.TemporaryDirectory() as tmp:
         paths = {"fp32": os.path.join(tmp, "fp32.onnx")}
+        matmuls = os.path.join(tmp, "fp32-matmul.onnx")   # the quantizer's input
+        engine_graph = export_onnx(model)
         with open(paths["fp32"], "wb") as f:
-            f.write(export_onnx(model))
-        trunk, policy = weight_matmuls(paths["fp32"])
+            f.write(engine_graph)
+        with open(matmuls, "wb") as f:
+            f.write(gemm_as_matmul(engine_graph))
+        trunk, policy = weight_matmuls(matmuls)
         for name, nodes in (("int8 all", trunk + policy), ("int8 layers", trunk),
                             ("int8 ffn", [n for n in trunk if "/fc" in n]),
                             ("int8 policy", policy)):
             paths[name] = os.path.join(tmp, name.replace(" ", "-") + ".onnx")
-            quantize_dynamic(paths["fp32"], paths[name], op_types_to_quantize=["MatMul"],
+            quantize_dynamic(matmuls, paths[name], op_types_to_quantize=["MatMul"],
                              nodes_to_quantize=nodes, per_channel=True,
                              weight_type=QuantType.QInt8)
         sessions = {name: session(p, args.threads) for name, p in paths.items()}
@@ -247,7 +285,7 @@ def main() -> None:
     flat = gather_index(tokens, legal, offsets, model.config.policy_size)
     outputs = {}
     for name, s in sessions.items():
-        logits, wdl = s.run(None, {"tokens": tokens})
+        logits, wdl = s.run(None, {"tokens": tokens})[:2]   # a moves-left output may follow
         outputs[name] = (legal_softmax(logits.reshape(-1)[flat], offsets, 1.0), wdl)
     print(f"network {args.network}, {args.threads} thread(s); faithfulness vs fp32 "
           f"({FAITH_POSITIONS} random-game positions): KL mean / max, max |dWDL| "
