@@ -14,8 +14,9 @@ from zerochess.search.params import SearchParams
 from zerochess.search.search import Search
 from zerochess.uci.loop import UciLoop
 from zerochess.uci.options import OPTIONS, OptionValues
-from zerochess.uci.strength import (CALIBRATION, STRENGTH_ELO_MAX, STRENGTH_ELO_MIN, Strength,
-                                    allows_mate_in_one, skill_for_elo)
+from zerochess.uci.strength import (CALIBRATION, NODE_BAND_ELO, NODE_LADDER, STRENGTH_ELO_MAX,
+                                    STRENGTH_ELO_MIN, Strength, allows_mate_in_one, ladder_fit,
+                                    nodes_for_elo, skill_for_elo)
 
 BOOK = Path(__file__).resolve().parent.parent / "books" / "balanced_2moves.epd"
 POSITIONS = [" ".join(line.split()[:4]) + " 0 1" for line in BOOK.read_text().splitlines()[:12]]
@@ -65,6 +66,40 @@ def test_uci_elo_maps_through_the_measured_points():
         assert skill_for_elo(elo) == pytest.approx(skill)
     skills = [skill_for_elo(e) for e in range(STRENGTH_ELO_MIN, STRENGTH_ELO_MAX + 1, 25)]
     assert all(a < b for a, b in zip(skills, skills[1:]))
+
+
+def test_the_node_band_plays_its_own_best_move_with_more_nodes_the_higher_it_is():
+    a, b = ladder_fit()
+    assert b > 0                                     # more nodes, stronger: the fit says so
+    for nodes, elo, err in NODE_LADDER:              # the line passes within each error bar
+        assert abs(a + b * np.log2(nodes) - elo) <= err
+    assert STRENGTH_ELO_MIN < NODE_BAND_ELO < STRENGTH_ELO_MAX
+    values = OptionValues()
+    values.set("UCI_LimitStrength", "true")
+    band = []
+    for elo in range(int(np.ceil(NODE_BAND_ELO)), STRENGTH_ELO_MAX, 10):
+        values.set("UCI_Elo", str(elo))
+        band.append(Strength.for_options(values))
+    assert all(level.temperature == 0 for level in band)
+    fewest, most = NODE_LADDER[0][0], NODE_LADDER[-1][0]
+    assert fewest <= band[0].nodes < 1.02 * fewest      # the band starts at the fewest nodes
+    # and ends among the measured budgets, not extrapolated beyond them
+    assert NODE_LADDER[-2][0] < band[-1].nodes < 1.1 * most
+    assert all(x.nodes <= y.nodes for x, y in zip(band, band[1:]))
+    values.set("UCI_Elo", str(int(np.ceil(NODE_BAND_ELO)) - 1))
+    below = Strength.for_options(values)             # the top of the skill band
+    assert below.temperature > 0 and below.nodes < band[0].nodes
+    assert nodes_for_elo(NODE_BAND_ELO - 300) == NODE_LADDER[0][0]
+
+
+def test_the_node_band_keeps_the_search_choice():
+    # uniform priors, where a skill level draws among many moves (the test below)
+    search = Search(UniformEvaluator(), SearchParams(seed=0, hash_mb=1))
+    result = search.search(Board(BACK_RANK), nodes=200)
+    level = Strength.best_move_within(NODE_BAND_ELO + 50)
+    rng = np.random.default_rng(0)
+    chosen = {level.choose(result, Board(BACK_RANK), rng) for _ in range(50)}
+    assert chosen == {(result.best_move, result.ponder_move)}
 
 
 def play(elo, go="go nodes 200"):

@@ -182,9 +182,10 @@ OPTIONS: tuple[Option, ...] = (
            "search saw lose clearly or one that allows mate in one (docs/strength-limit.md)."),
     Option("UCI_Elo", "spin", STRENGTH_ELO_MAX, "The strength UCI_LimitStrength plays at, on "
            "Stockfish 15.1's UCI_Elo scale (calibrated by matches against it; below 1350, "
-           "Stockfish's lowest, extrapolated). The top, 1800, sets no "
-           "limit: the engine plays at full strength, which is stronger than 1800 "
-           "(docs/model-card.md).",
+           "Stockfish's lowest, extrapolated). The top, 2000, sets no limit: full "
+           "strength, measured at 2000 with 3,400 nodes a move; near the top a level is a "
+           "node budget, which a slow machine's clock may not allow "
+           "(docs/strength-limit.md).",
            STRENGTH_ELO_MIN, STRENGTH_ELO_MAX),
     search_option("CPuct", "cpuct_init", "Exploration constant c_init in c(N) = c_init + "
                   "c_factor * ln((N + c_base) / c_base).", 0.0, 100.0),

@@ -18,10 +18,18 @@ weaker, and never by a random move:
   not the small search saw it), never a move the solver proved lost, and a mate the search
   proved is always played.
 
-Levels: a skill in Elo-like units sets the knobs (``Strength.at``); ``UCI_Elo`` maps to a
-skill through ``CALIBRATION``, the ratings measured by matches against Stockfish 15.1's own
-``UCI_Elo`` levels (docs/strength-limit.md has the table and the commands). ``UCI_Elo``
-``STRENGTH_ELO_MAX`` is full strength: no limit at all.
+Two bands, both measured against Stockfish 15.1's own ``UCI_Elo`` levels
+(docs/strength-limit.md has the tables and the commands):
+
+* up to where a plain search of ``NODE_LADDER``'s fewest nodes plays, a *skill* in
+  Elo-like units sets the knobs above (``Strength.at``) and ``UCI_Elo`` maps to it
+  through ``CALIBRATION``;
+* above that, the engine plays its own best move with a node budget: ``UCI_Elo`` maps to
+  the nodes a move through a line fitted to ``NODE_LADDER`` (Elo against log nodes), the
+  shipped network's measured strength at fixed nodes. A clock that allows fewer nodes
+  than the budget plays weaker, as full strength does on a slow machine.
+
+``UCI_Elo`` ``STRENGTH_ELO_MAX`` is full strength: no limit at all.
 """
 
 from __future__ import annotations
@@ -34,18 +42,55 @@ if TYPE_CHECKING:  # numpy is imported where a move is drawn: options.py reads t
     import numpy as np  # before `uciok`, which comes before numpy is imported
 
 STRENGTH_ELO_MIN = 1000
-STRENGTH_ELO_MAX = 1800
+#: The engine's full strength: r13 at a fixed 3,400 nodes a move scored 53.5% against
+#: Stockfish 15.1 UCI_Elo 2000 (+24 +- 49; 52.0% at 10+0.1 where it searched about 3,400
+#: nodes a move): docs/model-card.md. The top of the range sets no limit.
+STRENGTH_ELO_MAX = 2000
 PRIOR_VISITS = 8.0
 
-#: (skill, measured Elo on Stockfish 15.1's UCI_Elo scale), ascending; between two points
-#: UCI_Elo maps to skill linearly. Measured at 5+0.05, 40 games each (docs/strength-limit.md):
-#: skill 1300 scored -359 +- 201 against Stockfish's UCI_Elo 1350 (991); skill 1500 -158 +-
-#: 118 against 1500 (1342) and, as UCI_Elo 1350 of a first mapping (skill 1505), -319 +-
-#: 183 against 1350 (1031): pooled, 1251 +- 99. Skill 1000 lost 0/1/39 to skill 1300 (-759,
-#: the error bar unbounded: a rough anchor below UCI_Elo's minimum). The top is full
-#: strength, 1800 at 10+0.1 when calibrated (r7's ladder against UCI_Elo 1800, docs/teacher.md).
+#: (skill, Elo on Stockfish 15.1's UCI_Elo scale), ascending; between two points UCI_Elo
+#: maps to skill linearly (docs/strength-limit.md). Measured first with r7 at 5+0.05, 40
+#: games each: skill 1000 = 232 (through skill 1300, a rough anchor), 1300 = 991 +- 201,
+#: 1500 = 1251 +- 99 (two runs pooled). With r13 at 10+0.1, 40 games each against Stockfish
+#: at the level's own UCI_Elo: skill 1636 (r7's mapping's 1500) 31/2/7, 1741 +- 184; skill
+#: 1745 (r7's 1700) 25/2/13, 1808 +- 100; skill 1565 (this mapping's 1500 with a shift of
+#: 138 from the first two) 25/2/13, 1608 +- 130. r13 plays a level 172 +- 73 above r7 (the
+#: three pooled), so r7's three points move up by 172, and the best measured r13 point ends
+#: the band.
+R13_OVER_R7 = 172.0
 CALIBRATION: tuple[tuple[float, float], ...] = (
-    (1000.0, 232.0), (1300.0, 991.0), (1500.0, 1251.0), (1800.0, 1800.0))
+    (1000.0, 232.0 + R13_OVER_R7), (1300.0, 991.0 + R13_OVER_R7),
+    (1500.0, 1251.0 + R13_OVER_R7), (1745.4, 1808.0))
+
+#: (nodes a move, Elo, its 95% error bar): r13 at full strength and a fixed node budget
+#: against Stockfish 15.1 UCI_Elo 2000 at 10+0.1 (the model card's score-against-nodes
+#: table). ``UCI_Elo`` above the skill band reads the nodes off the weighted line fitted
+#: through these points (``ladder_fit``).
+NODE_LADDER: tuple[tuple[int, float, float], ...] = (
+    (400, 1662.0, 132.0), (850, 1873.0, 80.0), (1700, 2017.0, 89.0), (3400, 2024.0, 49.0))
+
+
+def ladder_fit() -> tuple[float, float]:
+    """(a, b) of Elo = a + b * log2(nodes), least squares weighted by 1 / error^2."""
+    w = [1.0 / err ** 2 for _, _, err in NODE_LADDER]
+    x = [math.log2(n) for n, _, _ in NODE_LADDER]
+    y = [elo for _, elo, _ in NODE_LADDER]
+    sw = sum(w)
+    mx = sum(wi * xi for wi, xi in zip(w, x)) / sw
+    my = sum(wi * yi for wi, yi in zip(w, y)) / sw
+    b = (sum(wi * (xi - mx) * (yi - my) for wi, xi, yi in zip(w, x, y))
+         / sum(wi * (xi - mx) ** 2 for wi, xi in zip(w, x)))
+    return my - b * mx, b
+
+
+LADDER_A, LADDER_B = ladder_fit()
+#: Where the node band starts: the fitted strength of the ladder's fewest nodes.
+NODE_BAND_ELO = LADDER_A + LADDER_B * math.log2(NODE_LADDER[0][0])
+
+
+def nodes_for_elo(elo: float) -> int:
+    """The node budget a move whose fitted strength is ``elo`` (at least the ladder's fewest)."""
+    return max(NODE_LADDER[0][0], int(round(2 ** ((elo - LADDER_A) / LADDER_B))))
 
 
 def skill_for_elo(elo: float) -> float:
@@ -76,11 +121,21 @@ class Strength:
                    temperature=1.0 - 0.7 * x, share=0.05 + 0.25 * x, max_drop=0.25 - 0.17 * x)
 
     @classmethod
+    def best_move_within(cls, elo: float) -> "Strength":
+        """The node band: the engine's own choice, at the nodes whose fitted strength is
+        ``elo`` (temperature 0: ``choose`` plays the search's best move)."""
+        return cls(skill=elo, nodes=nodes_for_elo(elo), temperature=0.0, share=1.0,
+                   max_drop=0.0)
+
+    @classmethod
     def for_options(cls, options) -> Optional["Strength"]:
         """The level the UCI options ask for, or None for full strength."""
-        if not options["UCI_LimitStrength"] or options["UCI_Elo"] >= STRENGTH_ELO_MAX:
+        elo = options["UCI_Elo"]
+        if not options["UCI_LimitStrength"] or elo >= STRENGTH_ELO_MAX:
             return None
-        return cls.at(skill_for_elo(options["UCI_Elo"]))
+        if elo >= NODE_BAND_ELO:
+            return cls.best_move_within(elo)
+        return cls.at(skill_for_elo(elo))
 
     def choose(self, result, board, rng: np.random.Generator) -> tuple[Optional[str], Optional[str]]:
         """(move, ponder move) for a finished search of ``board`` (``result.moves`` holds
@@ -88,6 +143,8 @@ class Strength:
         import numpy as np
 
         best, ponder = result.best_move, result.ponder_move
+        if self.temperature == 0:
+            return best, ponder          # the node band: the search's own choice
         stats = {m.move: m for m in result.moves}
         if best is None or best not in stats or stats[best].proven == 1:
             return best, ponder          # nothing to choose from, or a proven win: play it
