@@ -178,8 +178,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("Temperature", "float", 0.0, "Choose the move by visit counts with this temperature "
            "instead of the most visited (variety in matches); 0 = best move.", 0.0, 10.0),
     Option("UCI_LimitStrength", "check", False, "Play at the strength UCI_Elo asks for: "
-           "fewer nodes and a choice among the moves the search liked, never a move the "
-           "search saw lose clearly or one that allows mate in one (docs/strength-limit.md)."),
+           "fewer nodes and, below 1750, a choice among the moves the search liked, never "
+           "one the search saw lose clearly or one that allows mate in one "
+           "(docs/strength-limit.md)."),
     Option("UCI_Elo", "spin", STRENGTH_ELO_MAX, "The strength UCI_LimitStrength plays at, on "
            "Stockfish 15.1's UCI_Elo scale (calibrated by matches against it; below 1350, "
            "Stockfish's lowest, extrapolated). The top, 2000, sets no limit: full "
