@@ -53,11 +53,11 @@ PRIOR_VISITS = 8.0
 #: games each: skill 1000 = 232 (through skill 1300, a rough anchor), 1300 = 991 +- 201,
 #: 1500 = 1251 +- 99 (two runs pooled). With r13 at 10+0.1, 40 games each against Stockfish
 #: at the level's own UCI_Elo: skill 1636 (r7's mapping's 1500) 31/2/7, 1741 +- 184; skill
-#: 1745 (r7's 1700) 25/2/13, 1808 +- 100; skill 1565 (this mapping's 1500 with a shift of
-#: 138 from the first two) 25/2/13, 1608 +- 130. r13 plays a level 172 +- 73 above r7 (the
-#: three pooled), so r7's three points move up by 172, and the best measured r13 point ends
-#: the band.
-R13_OVER_R7 = 172.0
+#: 1745 (r7's 1700) 25/2/13, 1808 +- 100; skill 1565 (a shift of 138 from those two)
+#: 25/2/13, 1608 +- 130; skill 1549 (a shift of 172 from those three) 25/2/13, 1608 +- 108.
+#: r13 plays a level 206 +- 60 above r7 (the four pooled, inverse variance), so r7's three
+#: points move up by 206, and the best measured r13 point ends the band.
+R13_OVER_R7 = 206.0
 CALIBRATION: tuple[tuple[float, float], ...] = (
     (1000.0, 232.0 + R13_OVER_R7), (1300.0, 991.0 + R13_OVER_R7),
     (1500.0, 1251.0 + R13_OVER_R7), (1745.4, 1808.0))
