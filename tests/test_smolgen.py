@@ -20,7 +20,7 @@ from zerochess.neural.checkpoint import load_checkpoint, save_checkpoint
 from zerochess.neural.models.transformer import GROWABLE, SMOLGEN_COMPRESS, deepen, grow
 from zerochess.neural.network import NetworkConfig, flops_per_position, param_count
 
-G = 16  # the gen width docs/network.md measures: 8.7% more FLOPs for tiny
+G = 16  # the gen width benchmarks/bench_smolgen.py measures: 8.7% more FLOPs for tiny
 
 
 @pytest.fixture(autouse=True)
