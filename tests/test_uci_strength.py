@@ -14,7 +14,7 @@ from zerochess.search.params import SearchParams
 from zerochess.search.search import Search
 from zerochess.uci.loop import UciLoop
 from zerochess.uci.options import OPTIONS, OptionValues
-from zerochess.uci.strength import (CALIBRATION, NODE_BAND_ELO, NODE_LADDER, STRENGTH_ELO_MAX,
+from zerochess.uci.strength import (CALIBRATION, NODE_BAND_START, NODE_LADDER, STRENGTH_ELO_MAX,
                                     STRENGTH_ELO_MIN, Strength, allows_mate_in_one, ladder_fit,
                                     nodes_for_elo, skill_for_elo)
 
@@ -73,11 +73,11 @@ def test_the_node_band_plays_its_own_best_move_with_more_nodes_the_higher_it_is(
     assert b > 0                                     # more nodes, stronger: the fit says so
     for nodes, elo, err in NODE_LADDER:              # the line passes within each error bar
         assert abs(a + b * np.log2(nodes) - elo) <= err
-    assert STRENGTH_ELO_MIN < NODE_BAND_ELO < STRENGTH_ELO_MAX
+    assert STRENGTH_ELO_MIN < NODE_BAND_START < STRENGTH_ELO_MAX
     values = OptionValues()
     values.set("UCI_LimitStrength", "true")
     band = []
-    for elo in range(int(np.ceil(NODE_BAND_ELO)), STRENGTH_ELO_MAX, 10):
+    for elo in range(NODE_BAND_START, STRENGTH_ELO_MAX, 10):
         values.set("UCI_Elo", str(elo))
         band.append(Strength.for_options(values))
     assert all(level.temperature == 0 for level in band)
@@ -86,17 +86,17 @@ def test_the_node_band_plays_its_own_best_move_with_more_nodes_the_higher_it_is(
     # and ends among the measured budgets, not extrapolated beyond them
     assert NODE_LADDER[-2][0] < band[-1].nodes < 1.1 * most
     assert all(x.nodes <= y.nodes for x, y in zip(band, band[1:]))
-    values.set("UCI_Elo", str(int(np.ceil(NODE_BAND_ELO)) - 1))
+    values.set("UCI_Elo", str(NODE_BAND_START - 1))
     below = Strength.for_options(values)             # the top of the skill band
     assert below.temperature > 0 and below.nodes < band[0].nodes
-    assert nodes_for_elo(NODE_BAND_ELO - 300) == NODE_LADDER[0][0]
+    assert nodes_for_elo(NODE_BAND_START - 300) == NODE_LADDER[0][0]
 
 
 def test_the_node_band_keeps_the_search_choice():
     # uniform priors, where a skill level draws among many moves (the test below)
     search = Search(UniformEvaluator(), SearchParams(seed=0, hash_mb=1))
     result = search.search(Board(BACK_RANK), nodes=200)
-    level = Strength.best_move_within(NODE_BAND_ELO + 50)
+    level = Strength.best_move_within(NODE_BAND_START + 50)
     rng = np.random.default_rng(0)
     chosen = {level.choose(result, Board(BACK_RANK), rng) for _ in range(50)}
     assert chosen == {(result.best_move, result.ponder_move)}

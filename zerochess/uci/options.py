@@ -23,7 +23,7 @@ from typing import Any
 from zerochess.neural.backends import RUNTIME_HELP, RUNTIMES
 from zerochess.neural.defaults import DEFAULT_POLICY_TEMPERATURE
 from zerochess.search.params import ENGINE_PARAMS, SearchParams
-from zerochess.uci.strength import STRENGTH_ELO_MAX, STRENGTH_ELO_MIN
+from zerochess.uci.strength import NODE_BAND_START, STRENGTH_ELO_MAX, STRENGTH_ELO_MIN
 
 class OptionError(ValueError):
     """A ``setoption`` that names no option or gives a value the option does not accept."""
@@ -178,8 +178,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("Temperature", "float", 0.0, "Choose the move by visit counts with this temperature "
            "instead of the most visited (variety in matches); 0 = best move.", 0.0, 10.0),
     Option("UCI_LimitStrength", "check", False, "Play at the strength UCI_Elo asks for: "
-           "fewer nodes and, below 1750, a choice among the moves the search liked, never "
-           "one the search saw lose clearly or one that allows mate in one "
+           f"fewer nodes and, below {NODE_BAND_START}, a choice among the moves the search "
+           "liked, never one the search saw lose clearly or one that allows mate in one "
            "(docs/strength-limit.md)."),
     Option("UCI_Elo", "spin", STRENGTH_ELO_MAX, "The strength UCI_LimitStrength plays at, on "
            "Stockfish 15.1's UCI_Elo scale (calibrated by matches against it; below 1350, "

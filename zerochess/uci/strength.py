@@ -84,8 +84,9 @@ def ladder_fit() -> tuple[float, float]:
 
 
 LADDER_A, LADDER_B = ladder_fit()
-#: Where the node band starts: the fitted strength of the ladder's fewest nodes.
-NODE_BAND_ELO = LADDER_A + LADDER_B * math.log2(NODE_LADDER[0][0])
+#: The lowest UCI_Elo (an integer) of the node band: the fitted strength of the ladder's
+#: fewest nodes, rounded up.
+NODE_BAND_START = math.ceil(LADDER_A + LADDER_B * math.log2(NODE_LADDER[0][0]))
 
 
 def nodes_for_elo(elo: float) -> int:
@@ -133,7 +134,7 @@ class Strength:
         elo = options["UCI_Elo"]
         if not options["UCI_LimitStrength"] or elo >= STRENGTH_ELO_MAX:
             return None
-        if elo >= NODE_BAND_ELO:
+        if elo >= NODE_BAND_START:
             return cls.best_move_within(elo)
         return cls.at(skill_for_elo(elo))
 
