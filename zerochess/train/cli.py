@@ -13,8 +13,10 @@ import sys
 import click
 
 from zerochess.train.configfile import cli_options
+from zerochess.train.data.generate import GenerateConfig
 from zerochess.train.supervised.config import SuperviseConfig
 
+generate_options = cli_options(GenerateConfig)
 supervise_options = cli_options(SuperviseConfig)
 evaluate_options = cli_options(SuperviseConfig, ("data", "snapshot", "threads"), help={
     "data": "Data set directory (its val split is used), DIR:WEIGHT to weigh it in the combined "
@@ -31,41 +33,27 @@ def train():
 # -- data --------------------------------------------------------------------------------
 
 
+#: `train generate` options that are not GenerateConfig (or PlayConfig) settings
+#: (tests/test_train_data_cli.py checks that every other option is one, and every setting an
+#: option).
+GENERATE_CLI_ONLY = ("out", "workers")
+
+
 @train.command()
-@click.option("--games", type=click.IntRange(min=1), required=True, help="Random games to play.")
 @click.option("--out", "out", type=click.Path(file_okay=False), required=True, help="Data set directory.")
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
               help="Worker processes (the output does not depend on it).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Master seed.")
-@click.option("--games-per-shard", type=click.IntRange(min=1), default=250, show_default=True,
-              help="Games per unit of work (its train shard and its val shard).")
-@click.option("--val-fraction", type=click.FloatRange(0, 1, max_open=True), default=0.1, show_default=True,
-              help="Share of games held out for validation: game 1, then one in every 1/F.")
-@click.option("--max-plies", type=click.IntRange(min=1), default=200, show_default=True,
-              help="Stop a game after this many positions (scored as a draw).")
-@click.option("--min-plies", type=click.IntRange(min=1), default=10, show_default=True,
-              help="Drop games that end sooner.")
-@click.option("--capture-weight", type=click.FloatRange(min=0, min_open=True), default=3.0, show_default=True)
-@click.option("--check-weight", type=click.FloatRange(min=0, min_open=True), default=2.0, show_default=True)
-@click.option("--mvv-lva/--no-mvv-lva", default=False, show_default=True,
-              help="Scale capture weights by MVV-LVA.")
-@click.option("--mate-in-one/--no-mate-in-one", default=True, show_default=True,
-              help="Add mate-in-1 samples labelled with their mating moves.")
-def generate(games, out, workers, seed, games_per_shard, val_fraction, max_plies, min_plies,
-             capture_weight, check_weight, mvv_lva, mate_in_one):
+@generate_options
+def generate(out, workers, games, **settings):
     """Play random games and write them as shards to OUT (rerun the same command to finish
     an interrupted run)."""
     from tqdm import tqdm
 
     from zerochess.train.data.format import ShardError
-    from zerochess.train.data.generate import GenerateConfig, generate as run_generate
-    from zerochess.train.data.randomplay import PlayConfig
+    from zerochess.train.data.generate import generate as run_generate
 
-    try:
-        play = PlayConfig(max_plies=max_plies, min_plies=min_plies, capture_weight=capture_weight,
-                          check_weight=check_weight, mvv_lva=mvv_lva, mate_in_one=mate_in_one)
-        cfg = GenerateConfig(games=games, seed=seed, games_per_shard=games_per_shard,
-                             val_fraction=val_fraction, play=play)
+    try:  # the flags not given are None: the config's defaults stay
+        cfg = GenerateConfig(games=games).replace(**settings)
     except ValueError as e:
         raise click.UsageError(str(e)) from e
     with tqdm(total=games, unit="game", desc="generate", file=sys.stderr) as bar:

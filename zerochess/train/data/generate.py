@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import MISSING, dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -28,6 +28,7 @@ import numpy as np
 
 from zerochess.chess.layout import SEQ_LEN
 from zerochess.train.common.pool import map_jobs
+from zerochess.train.configfile import ConfigFile, setting
 from zerochess.train.data.dataset import (finish_dataset, is_val_game, open_dataset, open_shard,
                                           shard_entry)
 from zerochess.train.data.format import row_normalized, write_shard
@@ -38,26 +39,28 @@ SPLITS = ("train", "val")
 
 
 @dataclass(frozen=True)
-class GenerateConfig:
-    """What `zerochess train generate` makes; all of it is recorded in metadata.json."""
+class GenerateConfig(ConfigFile):
+    """What `zerochess train generate` makes; all of it is recorded in metadata.json. Each
+    field is a setting (``configfile.setting``), ``play``'s too: the command's flags come
+    from them."""
 
-    games: int
+    games: int = setting(MISSING, "Random games to play.", min=1)
     """Random games to play (games shorter than play.min_plies are dropped, not replaced)."""
-    seed: int = 0
+    seed: int = setting(0, "Master seed.")
     """Master seed; game g is played from (seed, g) alone."""
-    games_per_shard: int = 250
+    games_per_shard: int = setting(
+        250, "Games per unit of work (its train shard and its val shard).", min=1)
     """Games per unit of work: a train shard and a val shard, each written atomically."""
-    val_fraction: float = 0.1
+    val_fraction: float = setting(
+        0.1, "Share of games held out for validation: game 1, then one in every 1/F.",
+        min=0, max=1, max_open=True)
     """Share of games held out for validation, spread evenly over the run (game 1, then one
     in every 1/val_fraction: ``dataset.is_val_game``), so two games already have one."""
     play: PlayConfig = PlayConfig()
     """How each game is played (randomplay.PlayConfig)."""
 
     def __post_init__(self) -> None:
-        if self.games < 1 or self.games_per_shard < 1:
-            raise ValueError("games and games_per_shard must be positive")
-        if not 0.0 <= self.val_fraction < 1.0:
-            raise ValueError(f"val_fraction must be in [0, 1), got {self.val_fraction}")
+        self.check_settings()
 
     @property
     def n_shards(self) -> int:

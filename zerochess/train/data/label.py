@@ -51,6 +51,7 @@ from zerochess.chess.board import Board
 from zerochess.chess.encoding import encode_board, legal_move_indices, move_to_index
 from zerochess.chess.layout import SEQ_LEN
 from zerochess.train.common.pool import map_jobs
+from zerochess.train.configfile import ConfigFile, setting
 from zerochess.train.data.batches import csr_rows
 from zerochess.train.data.dataset import (finish_dataset, is_val_game, open_dataset, shard_entry,
                                           write_metadata)
@@ -60,21 +61,39 @@ from zerochess.train.data.teacher import (Teacher, TeacherConfig, TeacherFailure
 
 
 @dataclass
-class LabelConfig:
-    """A labelling run; ``settings()`` is stored in metadata.json and must match on resume."""
+class LabelConfig(ConfigFile):
+    """A labelling run; ``settings()`` is stored in metadata.json and must match on resume.
+    The fields declared with ``setting()`` (``configfile``), ``teacher``'s included, are the
+    flags of `train label`; ``move_temperatures`` has none."""
 
     teacher: TeacherConfig = field(default_factory=TeacherConfig)
-    source: str = "games"            # "games" (teacher self-play) or a .pgn / .epd path
-    games: int = 1000                # teacher games (source "games"); all of a file otherwise
-    games_per_chunk: int = 20
-    openings: str | None = None      # EPD/PGN book of starting positions for source "games"
-    random_plies: int = 4            # up to this many uniformly random plies after the opening
-    explore: float = 0.15            # per game, a share of random moves drawn from [0, explore]
+    source: str = setting(  # "games" (teacher self-play) or a .pgn / .epd path
+        "games",
+        "'games' (the teacher plays itself at mixed strength) or a .pgn/.epd file to label.")
+    games: int = setting(  # all of a file's games when source is one
+        1000, "Teacher games to play (source 'games'); rerun with more to grow the data set.",
+        min=1)
+    games_per_chunk: int = setting(
+        20, "Games per unit of work (its train shard and its val shard).", min=1)
+    openings: str | None = setting(
+        None, "EPD/PGN book the teacher games start from [default: the start position].",
+        existing_file=True)
+    random_plies: int = setting(
+        4, "Up to this many uniformly random plies after the opening (source 'games').", min=0)
+    explore: float = setting(  # per game, a share of random moves drawn from [0, explore]
+        0.15, "Largest per-game share of random moves in teacher games.", min=0, max=1)
     move_temperatures: tuple = (0.0, 0.01, 0.03)  # per game, one of these (0 = best move)
-    max_plies: int = 250             # a game longer than this is cut (result: draw)
-    policy_temperature: float = 0.04  # of the policy target (teacher.policy_target)
-    val_every: int = 20              # games 1, 1 + n, 1 + 2n, ... are validation games
-    seed: int = 0
+    max_plies: int = setting(
+        250, "Cut a teacher game after this many plies (scored as a draw).", min=1)
+    policy_temperature: float = setting(  # of the policy target (teacher.policy_target)
+        0.04, "Temperature of the policy target on the expected-score scale (0 = best move only).",
+        min=0)
+    val_every: int = setting(
+        20, "Every n-th game goes to the validation split (games 1, 1 + n, 1 + 2n, ...).", min=2)
+    seed: int = setting(0, "Master seed: a game's random choices come from (seed, game).")
+
+    def __post_init__(self) -> None:
+        self.check_settings()
 
     def settings(self) -> dict:
         """What must match when a run is continued. ``games`` is not part of it: a finished

@@ -20,11 +20,12 @@ data set is reproducible whatever the number of workers.
 from __future__ import annotations
 
 import random
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 
 from zerochess.chess import Board, Status, encode_board, legal_move_indices
+from zerochess.train.configfile import ConfigFile, setting
 from zerochess.train.data.format import END_TRUNCATED
 
 # Per-game end reasons stored in the shards: the board's Status values, plus TRUNCATED for
@@ -41,36 +42,35 @@ KIND_MATE = 1  # a mating move of a mate-in-1 position; outcome +1
 
 
 @dataclass(frozen=True)
-class PlayConfig:
-    """How random games are played and which positions they yield."""
+class PlayConfig(ConfigFile):
+    """How random games are played and which positions they yield. Each field is a setting
+    (``configfile.setting``): its flag of `train generate` comes from it."""
 
-    max_plies: int = 200
+    max_plies: int = setting(
+        200, "Stop a game after this many positions (scored as a draw).", min=1)
     """Stop a game after this many positions (the seed's MAX_GAME_LENGTH = 200); a stopped
     game is scored as a draw and its end reason stored as 'truncated'."""
-    min_plies: int = 10
+    min_plies: int = setting(10, "Drop games that end sooner.", min=1)
     """Drop games that end in fewer plies (the seed's minimum game length)."""
-    capture_weight: float = 3.0
-    """Sampling weight multiplier of a capture (1 = pure random)."""
-    check_weight: float = 2.0
-    """Sampling weight multiplier of a checking move (1 = pure random)."""
-    mvv_lva: bool = False
+    capture_weight: float = setting(
+        3.0, "Sampling weight multiplier of a capture (1 = pure random).", min=0, min_open=True)
+    check_weight: float = setting(
+        2.0, "Sampling weight multiplier of a checking move (1 = pure random).",
+        min=0, min_open=True)
+    mvv_lva: bool = setting(False, "Scale capture weights by MVV-LVA.")
     """Scale a capture's weight by 1 + (10 * victim - attacker) / 10 (MVV-LVA, risk 2)."""
-    mate_in_one: bool = True
+    mate_in_one: bool = setting(True, "Add mate-in-1 samples labelled with their mating moves.")
     """Add one sample per mating move of every mate-in-1 position met (§1.4.4)."""
 
     def __post_init__(self) -> None:
-        if not 1 <= self.min_plies <= self.max_plies:
+        self.check_settings()
+        if self.min_plies > self.max_plies:
             raise ValueError(f"need 1 <= min_plies <= max_plies, got {self.min_plies}, {self.max_plies}")
-        if self.capture_weight <= 0 or self.check_weight <= 0:
-            raise ValueError("capture_weight and check_weight must be positive")
 
     @property
     def needs_probe(self) -> bool:
         """Whether every legal move must be played once (to find checks and mates)."""
         return self.check_weight != 1.0 or self.mate_in_one
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 @dataclass

@@ -23,9 +23,10 @@ win-probability scale, at a temperature; the value target is the teacher's own W
 from __future__ import annotations
 
 import math
+import shlex
 import shutil
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import MISSING, asdict, dataclass
 from typing import Callable
 
 import chess
@@ -33,6 +34,7 @@ import chess.engine
 
 from zerochess.client.uci import (MATE_CP, MAX_MATE_MOVES, EngineStartError, UciPipe,
                                   info_score, info_wdl, last_info_lines, score_cp)
+from zerochess.train.configfile import ConfigFile, setting
 
 #: Expected score from centipawns: 1 / (1 + exp(-cp * WIN_SCALE)), the logistic fit of
 #: game results to centipawns that lichess uses for its win% (about 0.5 at 0, 0.76 at +300).
@@ -45,24 +47,37 @@ def default_teacher_command() -> list[str]:
     return [found or "stockfish"]
 
 
-@dataclass
-class TeacherConfig:
-    """What labels a position: the engine, its search limit and its settings."""
+def command_words(text: str) -> list[str] | None:
+    """``--teacher``'s text split as a shell splits it; None for an empty one (a script's
+    ``--teacher "$TEACHER"`` with the variable unset), which leaves the default engine."""
+    return shlex.split(text) or None
 
-    command: list[str] = field(default_factory=default_teacher_command)
-    depth: int | None = 8          # search limit: depth ...
-    nodes: int | None = None       # ... or nodes (exactly one of the two)
-    multipv: int = 4               # lines per position: the policy target's moves
-    threads: int = 1               # per teacher process
-    hash_mb: int = 16              # per teacher process
-    timeout: float = 30.0          # seconds an analysis may take before the teacher is "hung"
-    options: dict = field(default_factory=dict)  # further UCI options, e.g. {"Skill Level": 10}
+
+@dataclass
+class TeacherConfig(ConfigFile):
+    """What labels a position: the engine, its search limit and its settings. Each field is a
+    setting (``configfile.setting``): its flag of `train label` comes from it."""
+
+    command: list[str] = setting(
+        MISSING, "Teacher engine command (any UCI engine) [default: stockfish].",
+        flag="--teacher", default_factory=default_teacher_command, parse=command_words)
+    depth: int | None = setting(8, "Teacher search depth.", min=1)  # search limit: depth ...
+    nodes: int | None = setting(  # ... or nodes (exactly one of the two)
+        None, "Teacher nodes per position (instead of --depth).", min=1)
+    multipv: int = setting(4, "Teacher lines per position (the policy target's moves).", min=1)
+    threads: int = setting(1, "Threads per teacher process.", min=1)
+    hash_mb: int = setting(16, "Hash (MB) per teacher process.", flag="--hash", min=1)
+    timeout: float = setting(
+        30.0, "Seconds an analysis may take before the teacher counts as hung and is restarted.",
+        min=0, min_open=True)
+    options: dict = setting(  # e.g. {"Skill Level": "10"}
+        {}, "A further UCI option for the teacher (repeatable).", flag="--teacher-option",
+        multiple=True)
 
     def __post_init__(self) -> None:
         if (self.depth is None) == (self.nodes is None):
             raise ValueError("give the teacher exactly one search limit: depth or nodes")
-        if (self.depth or 1) < 1 or (self.nodes or 1) < 1 or self.multipv < 1:
-            raise ValueError("depth, nodes and multipv must be at least 1")
+        self.check_settings()
 
     @property
     def limit(self) -> chess.engine.Limit:
