@@ -4,11 +4,13 @@
 
 MODE: ``crash`` exits when told to ``go``; ``hang`` never answers ``go``; ``illegal`` answers
 with a move that is not legal; ``none`` answers ``bestmove (none)``; ``mute`` never answers
-``uci``; ``first`` plays the first legal move (sorted UCI) at once, a well-behaved weakling.
+``uci``; ``first`` plays the first legal move (sorted UCI) at once, a well-behaved weakling;
+``slow`` plays it after 20 ms (a match that lasts long enough to be killed in the middle).
 It answers ``uci`` and ``isready`` correctly (except ``mute``), so the runner gets to the game.
 """
 
 import sys
+import time
 
 import chess
 
@@ -45,7 +47,9 @@ def main() -> None:
                 print("bestmove e2e5", flush=True)
             elif mode == "none":
                 print("bestmove (none)", flush=True)
-            elif mode == "first":
+            elif mode in ("first", "slow"):
+                if mode == "slow":
+                    time.sleep(0.02)
                 print(f"bestmove {min(m.uci() for m in board.legal_moves)}", flush=True)
             # hang: say nothing
         elif words[0] == "quit":

@@ -2,8 +2,9 @@
 
 Modules: `config` (what a match is), `openings` (EPD/PGN suites), `game` (one game: clocks,
 rules, adjudication, forfeits), `runner` (game pairs, concurrency), `stats` (Elo, error bars,
-SPRT), `pgn` (output), `cli`, `rate` (the report of games already played, from PGNs:
-`zerochess rate`). The engines are UCI processes of `zerochess.client.uci` (timeouts on every
+SPRT), `pgn` (output, and reading a game's ending back), `cli`, `rate` (the report of games
+already played, from PGNs: `zerochess rate`), `resume` (`zerochess match --resume`: go on
+from the games the PGN holds). The engines are UCI processes of `zerochess.client.uci` (timeouts on every
 wait, python-chess's asyncio protocol).
 """
 

@@ -37,6 +37,9 @@ def report(result: MatchResult) -> list[str]:
         lines.append(f"  {n} x {name}: {reason}")
     lines.append("endings: " + ", ".join(f"{reason} {n}" for reason, n in
                                          result.terminations().most_common()))
+    if result.resumed or result.dropped:
+        lines.append(f"resumed: {result.resumed} games read back from the PGN"
+                     + (f", {result.dropped} cut short there played again" if result.dropped else ""))
     if result.stopped:
         lines.append(f"stopped early: {result.stopped}")
     return lines
@@ -73,6 +76,9 @@ def report(result: MatchResult) -> list[str]:
 @click.option("--concurrency", type=click.IntRange(1), default=1, show_default=True,
               help="Games played at once.")
 @click.option("--pgn", "pgn_out", type=click.Path(dir_okay=False), help="Append games to this PGN.")
+@click.option("--resume", is_flag=True,
+              help="Go on with the match --pgn holds: play only its missing games (run the "
+                   "same command again after a kill) and report on all of them.")
 @click.option("--event", default="zerochess match", show_default=True, help="PGN Event tag.")
 @click.option("--timemargin", type=click.FloatRange(0), default=0.0, show_default=True,
               help="Milliseconds a move may overrun the clock before it is a time forfeit.")
@@ -91,7 +97,7 @@ def report(result: MatchResult) -> list[str]:
 def match(engines, options, games, tc, nodes, movetime, limits, openings, openings_order, openings_plies,
           openings_start, variant, seed, concurrency, pgn_out, event, timemargin, move_timeout,
           draw_adjudication, resign_adjudication, maxmoves, sprt, engine_stderr,
-          fail_on_forfeit, progress):
+          fail_on_forfeit, progress, resume):
     """Play a match between two UCI engines and report W/D/L, score and Elo difference.
 
     Example: zerochess match --engine sf=/usr/games/stockfish --engine sf2=/usr/games/stockfish
@@ -112,7 +118,7 @@ def match(engines, options, games, tc, nodes, movetime, limits, openings, openin
             draw=parse_fields(draw_adjudication, DrawAdjudication) if draw_adjudication else None,
             resign=parse_fields(resign_adjudication, ResignAdjudication) if resign_adjudication else None,
             maxmoves=maxmoves, sprt=parse_sprt(sprt) if sprt else None,
-            engine_stderr=engine_stderr,
+            engine_stderr=engine_stderr, resume=resume,
             variant="chess960" if variant == "fischerandom" else variant)
         config.validate()
     except MatchConfigError as exc:

@@ -167,6 +167,7 @@ class MatchConfig:
     sprt: object | None = None  # a stats.Sprt: stop when it decides
     engine_stderr: bool = False  # let engines' stderr through (default: discarded)
     variant: str | None = None  # "standard", "chess960", or None: as the openings need
+    resume: bool = False  # play only the games pgn_out does not hold yet (match/resume.py)
 
     def validate(self) -> None:
         if len(self.engines) != 2:
@@ -184,6 +185,9 @@ class MatchConfig:
             raise MatchConfigError("openings order must be 'sequential' or 'random'")
         if self.variant not in (None, "standard", "chess960"):
             raise MatchConfigError(f"variant must be 'standard' or 'chess960', got {self.variant!r}")
+        if self.resume and not self.pgn_out:
+            raise MatchConfigError("--resume needs --pgn: the games played so far are read "
+                                   "back from it")
         if self.variant == "chess960" and not self.openings:
             raise MatchConfigError("a Chess960 match needs --openings with Chess960 start "
                                    "positions, e.g. books/FRC_openings.epd")

@@ -2,10 +2,14 @@
 engine's score as ``[%eval ...]`` (lichess/ChessBase annotations that python-chess and GUIs
 read) and the think time as ``{0.52s}``, book moves marked ``{book}``, and the reason the game
 ended as the last comment (cutechess's style: ``{White loses on time}``). With time or node
-odds each side's limit has its own tags (``WhiteTimeControl``, ``BlackLimit`` ...)."""
+odds each side's limit has its own tags (``WhiteTimeControl``, ``BlackLimit`` ...).
+
+Read back (`ending_of`, `limit_tags`): how a game written here, by cutechess or by fastchess
+ended, for `zerochess rate` and `zerochess match --resume`."""
 
 from __future__ import annotations
 
+import re
 import time
 
 import chess
@@ -13,6 +17,11 @@ import chess.pgn
 
 from zerochess.match.config import MatchConfig
 from zerochess.match.game import GameRecord
+
+FORFEIT_TERMINATIONS = ("time forfeit", "rules infraction", "abandoned")
+RESULTS = ("1-0", "0-1", "1/2-1/2")
+# What the writer puts before the reason in the last move's comment.
+_ANNOTATION = re.compile(r"\[%[^\]]*\]|^\s*\d+(?:\.\d+)?s\b")
 
 
 def game_pgn(record: GameRecord, config: MatchConfig, site: str = "?") -> chess.pgn.Game:
@@ -30,16 +39,7 @@ def game_pgn(record: GameRecord, config: MatchConfig, site: str = "?") -> chess.
         root.pop()
     if root.fen() != chess.STARTING_FEN or root.chess960:
         game.setup(root)  # FEN and SetUp "1"; Variant "Chess960" for a Chess960 board
-    white, black = config.limit_of(record.white), config.limit_of(record.black)
-    if white == black:
-        h["TimeControl"] = white.pgn()
-        if not white.tc:
-            h["Limit"] = white.describe()
-    else:  # time or node odds: each side's own, as cutechess writes them
-        for side, limit in (("White", white), ("Black", black)):
-            h[f"{side}TimeControl"] = limit.pgn()
-            if not limit.tc:
-                h[f"{side}Limit"] = limit.describe()
+    h.update(limit_tags(record.white, record.black, config))
     h["Termination"] = record.termination
     h["PlyCount"] = str(len(record.opening.moves) + len(record.moves))
     node = game
@@ -64,3 +64,44 @@ def write_game(handle, record: GameRecord, config: MatchConfig) -> None:
     """Append one game and flush, so that the PGN of an interrupted match keeps its games."""
     print(game_pgn(record, config), file=handle, end="\n\n")
     handle.flush()
+
+
+def limit_tags(white: str, black: str, config: MatchConfig) -> dict[str, str]:
+    """The tags that say what each side played under: ``TimeControl`` (and ``Limit`` for
+    nodes or movetime) when both play under one limit, else each side's own, as cutechess
+    writes them for time or node odds."""
+    tags = {}
+    w, b = config.limit_of(white), config.limit_of(black)
+    if w == b:
+        tags["TimeControl"] = w.pgn()
+        if not w.tc:
+            tags["Limit"] = w.describe()
+    else:
+        for side, limit in (("White", w), ("Black", b)):
+            tags[f"{side}TimeControl"] = limit.pgn()
+            if not limit.tc:
+                tags[f"{side}Limit"] = limit.describe()
+    return tags
+
+
+def ending_of(game: chess.pgn.Game) -> tuple[str, str, str | None]:
+    """``(termination, reason, forfeit)`` of a finished game read back: the ``Termination``
+    tag, the human-readable ending (the last comment without clock, eval and think time) and
+    the engine that forfeited (``Termination`` ``time forfeit``, ``rules infraction`` or
+    ``abandoned``: the loser, or in a drawn time forfeit the side the reason names)."""
+    h = game.headers
+    last = game.end()
+    text = _ANNOTATION.sub("", last.comment if last is not game else game.comment).strip()
+    termination = h.get("Termination", "unknown")
+    reason = text or h.get("Termination", "") or "unknown"
+    forfeit = None
+    if termination in FORFEIT_TERMINATIONS:
+        result = h.get("Result")
+        if result == "1-0":
+            forfeit = h["Black"]
+        elif result == "0-1":
+            forfeit = h["White"]
+        else:
+            side = reason.removeprefix("Draw:").split()[:1]
+            forfeit = {"White": h["White"], "Black": h["Black"]}.get(side[0]) if side else None
+    return termination, reason, forfeit

@@ -18,7 +18,6 @@ disagree:
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,13 +30,8 @@ from zerochess.match.cli import report
 from zerochess.match.config import EngineSpec, MatchConfig
 from zerochess.match.game import GameRecord
 from zerochess.match.openings import Opening
+from zerochess.match.pgn import RESULTS, ending_of
 from zerochess.match.runner import MatchResult
-
-FORFEIT_TERMINATIONS = ("time forfeit", "rules infraction", "abandoned")
-RESULTS = ("1-0", "0-1", "1/2-1/2")
-# What our PGN writer puts before the reason in the last move's comment.
-_ANNOTATION = re.compile(r"\[%[^\]]*\]|^\s*\d+(?:\.\d+)?s\b")
-
 
 class RateError(ValueError):
     """The PGNs hold no game that can be rated (none played by the engine, or unreadable)."""
@@ -49,25 +43,6 @@ class Rated:
     result: MatchResult
     skipped: Counter = field(default_factory=Counter)
     unpaired: int = 0
-
-
-def _reason(game: chess.pgn.Game) -> str:
-    """The human-readable ending: the last comment without clock, eval and think time."""
-    last = game.end()
-    text = _ANNOTATION.sub("", last.comment if last is not game else game.comment).strip()
-    return text or game.headers.get("Termination", "") or "unknown"
-
-
-def _forfeit(headers: chess.pgn.Headers, reason: str) -> str | None:
-    if headers.get("Termination", "") not in FORFEIT_TERMINATIONS:
-        return None
-    result = headers["Result"]
-    if result == "1-0":
-        return headers["Black"]
-    if result == "0-1":
-        return headers["White"]
-    side = reason.removeprefix("Draw:").split()[:1]
-    return {"White": headers["White"], "Black": headers["Black"]}.get(side[0]) if side else None
 
 
 def read_games(paths: list[Path], name: str | None = None) -> Rated:
@@ -95,7 +70,7 @@ def read_games(paths: list[Path], name: str | None = None) -> Rated:
                 other = h["Black"] if h["White"] == name else h["White"]
                 if other not in opponents:
                     opponents.append(other)
-                reason = _reason(game)
+                termination, reason, forfeit = ending_of(game)
                 fen = game.board().fen()
                 book = []  # a PGN suite's opening moves are marked {book} on one root
                 node = game
@@ -106,8 +81,7 @@ def read_games(paths: list[Path], name: str | None = None) -> Rated:
                 record = GameRecord(
                     round=len(records) + 1, pair=0, opening_index=0, white=h["White"],
                     black=h["Black"], opening=opening, result=h["Result"],
-                    termination=h.get("Termination", "unknown"), reason=reason,
-                    forfeit=_forfeit(h, reason))
+                    termination=termination, reason=reason, forfeit=forfeit)
                 as_white = h["White"] == name
                 partners = waiting.get((file_index, opening, other, not as_white))
                 if partners:

@@ -28,6 +28,7 @@ from zerochess.match.config import EngineSpec, MatchConfig
 from zerochess.match.game import GameRecord, play_game
 from zerochess.match.openings import STARTPOS, load_openings, opening_order
 from zerochess.match.pgn import write_game
+from zerochess.match.resume import resume
 from zerochess.match.stats import EloEstimate, estimate
 
 
@@ -41,6 +42,8 @@ class MatchResult:
     config: MatchConfig
     games: list[GameRecord] = field(default_factory=list)
     stopped: str | None = None  # why the match ended early (an SPRT decision), if it did
+    resumed: int = 0  # games read back from the PGN (--resume)
+    dropped: int = 0  # ... and games cut short there, played again
 
     @property
     def name(self) -> str:
@@ -136,8 +139,32 @@ async def _worker(config: MatchConfig, queue: asyncio.Queue, done: Callable[[Gam
 
 async def _run(config: MatchConfig, on_game: Callable[[GameRecord], None] | None) -> MatchResult:
     result = MatchResult(config)
-    pending = schedule(config)
-    chess960 = any(record.opening.chess960 for record in pending)
+    scheduled = schedule(config)
+    chess960 = any(record.opening.chess960 for record in scheduled)
+    finished: list[GameRecord] = []
+    if config.resume:
+        back = resume(config, scheduled)
+        result.resumed, result.dropped = len(back.games), back.dropped
+        finished.extend(back.games)
+        if on_game:
+            for record in back.games:
+                on_game(record)
+    played = {record.round for record in finished}
+    pending = [record for record in scheduled if record.round not in played]
+
+    def sprt_decides() -> bool:
+        result.games = finished
+        decision = config.sprt.decision(config.sprt.llr(result.scores(), result.pair_scores()),
+                                        len(finished))
+        if decision:
+            result.stopped = f"SPRT accepts {decision}"
+        return bool(decision)
+
+    if config.sprt is not None and finished and sprt_decides():
+        pending = []  # the games read back decided it: the match had ended
+    if not pending:
+        result.games = sorted(finished, key=lambda g: g.round)
+        return result
     queue: asyncio.Queue = asyncio.Queue()
     for record in pending:
         queue.put_nowait(record)
@@ -155,7 +182,6 @@ async def _run(config: MatchConfig, on_game: Callable[[GameRecord], None] | None
         raise MatchError(str(exc)) from None
 
     handle = open(config.pgn_out, "a", encoding="utf-8") if config.pgn_out else None
-    finished: list[GameRecord] = []
 
     def done(record: GameRecord) -> None:
         finished.append(record)
@@ -163,14 +189,9 @@ async def _run(config: MatchConfig, on_game: Callable[[GameRecord], None] | None
             write_game(handle, record, config)
         if on_game:
             on_game(record)
-        if config.sprt is not None and result.stopped is None:
-            result.games = finished
-            decision = config.sprt.decision(config.sprt.llr(result.scores(), result.pair_scores()),
-                                            len(finished))
-            if decision:
-                result.stopped = f"SPRT accepts {decision}"
-                while not queue.empty():  # let the games in progress finish
-                    queue.get_nowait()
+        if config.sprt is not None and result.stopped is None and sprt_decides():
+            while not queue.empty():  # let the games in progress finish
+                queue.get_nowait()
 
     try:
         workers = [_worker(config, queue, done, first if k == 0 else None, chess960)
