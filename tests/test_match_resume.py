@@ -102,6 +102,17 @@ def test_a_pgn_of_another_match_is_refused(tmp_path, four_games, change, message
     assert open(pgn).read() == before  # nothing lost, nothing appended
 
 
+def test_a_chess960_match_resumes_too(tmp_path):
+    """Chess960 starts come back from the PGN (X-FEN, Variant tag) as the same openings."""
+    frc = os.path.join(HERE, "..", "books", "DFRC_openings_500.epd")
+    pgn = tmp_path / "dfrc.pgn"
+    both = (ENGINE + ["first960"], ENGINE + ["first960"])
+    run_match(config(pgn, games=2, openings=frc, openings_start=7, commands=both))
+    result = run_match(config(pgn, games=4, openings=frc, openings_start=7, commands=both))
+    assert result.resumed == 2 and sorted(games_in(pgn)[1]) == [1, 2, 3, 4]
+    assert all(g.opening.chess960 for g in result.games)
+
+
 def test_resume_needs_a_pgn():
     with pytest.raises(MatchConfigError, match="--resume needs --pgn"):
         run_match(config(None))

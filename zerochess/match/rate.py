@@ -33,6 +33,7 @@ from zerochess.match.openings import Opening
 from zerochess.match.pgn import RESULTS, ending_of
 from zerochess.match.runner import MatchResult
 
+
 class RateError(ValueError):
     """The PGNs hold no game that can be rated (none played by the engine, or unreadable)."""
 
