@@ -10,7 +10,8 @@ same players in the same colours, from the same opening, under the same limits. 
 else in the file means the command is not the one that wrote it, which is an error, not a
 guess. A game the kill cut short (a result still ``*``, fewer moves than its ``PlyCount``,
 text that stops before the result) is dropped and played again; the file is rewritten
-without it first (a temporary file, then a rename), so a second kill loses nothing either.
+without it first (`zerochess.atomic`: a temporary file, then a rename), so a second kill loses
+nothing either.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 import chess
 import chess.pgn
 
+from zerochess.atomic import write_text_atomic
 from zerochess.match.config import MatchConfig, MatchConfigError
 from zerochess.match.game import GameRecord
 from zerochess.match.pgn import RESULTS, ending_of, limit_tags
@@ -75,6 +77,7 @@ def resume(config: MatchConfig, scheduled: list[GameRecord]) -> Resumed:
     except (OSError, UnicodeError) as exc:
         raise MatchConfigError(f"--resume: cannot read {os.fspath(path)!r}: {exc}") from None
     stream = io.StringIO(text)
+    where = f"--resume: {os.fspath(path)!r} was not written by this match"
     kept: dict[int, GameRecord] = {}
     kept_text: list[str] = []
     dropped = 0
@@ -87,7 +90,6 @@ def resume(config: MatchConfig, scheduled: list[GameRecord]) -> Resumed:
         if not _finished(game, raw):
             dropped += 1
             continue
-        where = f"--resume: {os.fspath(path)!r} was not written by this match"
         round_tag = game.headers.get("Round", "")
         if not round_tag.isdigit() or not 1 <= int(round_tag) <= len(scheduled):
             raise MatchConfigError(f"{where}: a game has Round {round_tag!r}, this match has "
@@ -105,10 +107,5 @@ def resume(config: MatchConfig, scheduled: list[GameRecord]) -> Resumed:
             reason=reason, forfeit=forfeit)
         kept_text.append(raw.strip() + "\n\n")
     if dropped:
-        tmp = f"{os.fspath(path)}.tmp"
-        with open(tmp, "w", encoding="utf-8") as handle:
-            handle.write("".join(kept_text))
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
+        write_text_atomic(path, "".join(kept_text))
     return Resumed([kept[r] for r in sorted(kept)], dropped)
