@@ -4,8 +4,9 @@ read) and the think time as ``{0.52s}``, book moves marked ``{book}``, and the r
 ended as the last comment (cutechess's style: ``{White loses on time}``). With time or node
 odds each side's limit has its own tags (``WhiteTimeControl``, ``BlackLimit`` ...).
 
-Read back (`ending_of`, `limit_tags`): how a game written here, by cutechess or by fastchess
-ended, for `zerochess rate` and `zerochess match --resume`."""
+Read back (`book_end`, `ending_of`, `limit_tags`): where a game written here, by cutechess or
+by fastchess left its opening and how it ended, for `zerochess rate` and `zerochess match
+--resume`."""
 
 from __future__ import annotations
 
@@ -82,6 +83,16 @@ def limit_tags(white: str, black: str, config: MatchConfig) -> dict[str, str]:
             if not limit.tc:
                 tags[f"{side}Limit"] = limit.describe()
     return tags
+
+
+def book_end(game: chess.pgn.Game) -> tuple[chess.pgn.GameNode, tuple[str, ...]]:
+    """The node where the opening's book moves (a PGN suite's, marked ``{book}`` on one root)
+    end, and those moves in UCI."""
+    node, book = game, []
+    while node.variations and node.variations[0].comment.strip() == "book":
+        node = node.variations[0]
+        book.append(node.move.uci())
+    return node, tuple(book)
 
 
 def ending_of(game: chess.pgn.Game) -> tuple[str, str, str | None]:

@@ -30,7 +30,7 @@ from zerochess.match.cli import report
 from zerochess.match.config import EngineSpec, MatchConfig
 from zerochess.match.game import GameRecord
 from zerochess.match.openings import Opening
-from zerochess.match.pgn import RESULTS, ending_of
+from zerochess.match.pgn import RESULTS, book_end, ending_of
 from zerochess.match.runner import MatchResult
 
 
@@ -73,12 +73,8 @@ def read_games(paths: list[Path], name: str | None = None) -> Rated:
                     opponents.append(other)
                 termination, reason, forfeit = ending_of(game)
                 fen = game.board().fen()
-                book = []  # a PGN suite's opening moves are marked {book} on one root
-                node = game
-                while node.variations and node.variations[0].comment.strip() == "book":
-                    node = node.variations[0]
-                    book.append(node.move.uci())
-                opening = Opening(fen, tuple(book))
+                _, book = book_end(game)
+                opening = Opening(fen, book)
                 record = GameRecord(
                     round=len(records) + 1, pair=0, opening_index=0, white=h["White"],
                     black=h["Black"], opening=opening, result=h["Result"],

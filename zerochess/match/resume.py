@@ -26,7 +26,7 @@ import chess.pgn
 from zerochess.atomic import write_text_atomic
 from zerochess.match.config import MatchConfig, MatchConfigError
 from zerochess.match.game import GameRecord
-from zerochess.match.pgn import RESULTS, ending_of, limit_tags
+from zerochess.match.pgn import RESULTS, book_end, ending_of, limit_tags
 
 
 @dataclass
@@ -51,10 +51,7 @@ def _mismatch(game: chess.pgn.Game, record: GameRecord, config: MatchConfig) -> 
     if (h.get("White"), h.get("Black")) != (record.white, record.black):
         return (f"it has {h.get('White')} against {h.get('Black')}, this match "
                 f"{record.white} against {record.black}")
-    book = game  # the opening's own moves are marked {book}
-    while book.variations and book.variations[0].comment.strip() == "book":
-        book = book.variations[0]
-    if book.board().fen() != record.opening.board().fen():
+    if book_end(game)[0].board().fen() != record.opening.board().fen():
         return "it starts from another opening"
     for tag, value in limit_tags(record.white, record.black, config).items():
         if h.get(tag) != value:
@@ -66,9 +63,7 @@ def resume(config: MatchConfig, scheduled: list[GameRecord]) -> Resumed:
     """The games of ``scheduled`` that ``config.pgn_out`` already holds, rebuilt for the
     report (no moves); rewrites the file without a game cut short. Raises
     `MatchConfigError` when the file holds a game this match would not have played."""
-    path = config.pgn_out
-    if path is None:
-        raise MatchConfigError("--resume needs --pgn: the games are read back from it")
+    path = config.pgn_out  # MatchConfig.validate: --resume has one
     if not os.path.exists(path):
         return Resumed([])
     try:
